@@ -1,0 +1,302 @@
+//! Configuring and starting an MCP server child process.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::driver::{Driver, Handlers};
+use crate::error::{Error, RpcError};
+use crate::message::{DiscardedLine, Notification, ServerRequest};
+use crate::shared::Shared;
+use crate::transport::Transport;
+
+/// The default for [`Builder::max_message_size`]: 64 MiB.
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 << 20;
+
+#[derive(Debug, Clone)]
+enum EnvChange {
+    Set(OsString, OsString),
+    Remove(OsString),
+    Clear,
+}
+
+/// Describes the server process to start and how to treat what it sends.
+///
+/// Made by [`Transport::builder`]; every method takes and returns the builder.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use stdio_mcp::Transport;
+///
+/// let transport = Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"])
+///     .env("GITHUB_TOKEN", "secret")
+///     .env_remove("NODE_OPTIONS")
+///     .timeout(Duration::from_secs(120))
+///     .on_stderr(|line| eprintln!("mcp: {line}"))
+///     .spawn()?;
+/// # Ok::<(), stdio_mcp::Error>(())
+/// ```
+#[must_use = "a builder does nothing until spawn() is called"]
+pub struct Builder {
+    command: Vec<OsString>,
+    env: Vec<EnvChange>,
+    cwd: Option<PathBuf>,
+    timeout: Option<Duration>,
+    max_message_size: usize,
+    process_group: bool,
+    kill_on_parent_death: bool,
+    pub(crate) handlers: Handlers,
+}
+
+impl Builder {
+    pub(crate) fn new<I, S>(command: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Builder {
+            command: command
+                .into_iter()
+                .map(|s| s.as_ref().to_os_string())
+                .collect(),
+            env: Vec::new(),
+            cwd: None,
+            timeout: None,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            process_group: false,
+            kill_on_parent_death: false,
+            handlers: Handlers::default(),
+        }
+    }
+
+    /// Sets an environment variable for the child (on top of the inherited environment).
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env.push(EnvChange::Set(
+            key.as_ref().to_os_string(),
+            value.as_ref().to_os_string(),
+        ));
+        self
+    }
+
+    /// Removes an inherited environment variable from the child's environment.
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
+        self.env.push(EnvChange::Remove(key.as_ref().to_os_string()));
+        self
+    }
+
+    /// Starts the child with an empty environment: nothing inherited and nothing set
+    /// before this call; variables set with [`env`](Self::env) afterwards are passed.
+    ///
+    /// Use it to keep secrets of this process away from a third-party server.
+    /// Note that many programs need at least `PATH` (and Node.js `HOME`).
+    pub fn env_clear(mut self) -> Self {
+        self.env.push(EnvChange::Clear);
+        self
+    }
+
+    /// The directory the child starts in; a missing one fails [`spawn`](Self::spawn).
+    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cwd = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The default time limit for each request; none unless set. `Duration::ZERO`
+    /// is a zero limit. Change it later with [`Transport::set_timeout`].
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
+    /// The longest stdout line accepted, in bytes (default 64 MiB). A longer line is
+    /// never buffered whole: every pending request fails with
+    /// [`Error::MessageTooLarge`] and the child is closed.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes.max(1);
+        self
+    }
+
+    /// Starts the child in a process group of its own, and has the close ladder
+    /// signal the whole group, so a server started through a wrapper (`npx`, `uvx`,
+    /// `sh -c`) goes down together with the wrapper.
+    ///
+    /// The trade-off: a group of its own no longer receives the terminal's Ctrl-C,
+    /// so the child lives until this process closes it (or dies, with
+    /// [`kill_on_parent_death`](Self::kill_on_parent_death)).
+    pub fn process_group(mut self, own_group: bool) -> Self {
+        self.process_group = own_group;
+        self
+    }
+
+    /// Linux only: the kernel sends the child SIGKILL when this process dies,
+    /// so a crashed host leaves no server behind. Ignored elsewhere.
+    ///
+    /// Caveat: the kernel ties this to the *thread* that spawned the child; spawn
+    /// from a thread that lives as long as the process (not a short-lived worker).
+    /// It also makes the spawn use `fork` instead of the faster `posix_spawn`.
+    pub fn kill_on_parent_death(mut self, enable: bool) -> Self {
+        self.kill_on_parent_death = enable;
+        self
+    }
+
+    /// Called with every line the child writes to stderr, decoded as UTF-8
+    /// (invalid bytes replaced) and without its line ending, on the driver's thread.
+    /// Lines longer than 64 KiB are cut there, the rest dropped.
+    pub fn on_stderr(mut self, handler: impl FnMut(&str) + Send + 'static) -> Self {
+        self.handlers.stderr = Some(Box::new(handler));
+        self
+    }
+
+    /// Called with every notification the server sends, the moment it is read, in
+    /// wire order, and before the future of any response read after it completes.
+    pub fn on_notification(mut self, handler: impl FnMut(&Notification) + Send + 'static) -> Self {
+        self.handlers.notification = Some(Box::new(handler));
+        self
+    }
+
+    /// Called with every request the server sends. Returning `Some(outcome)` writes
+    /// it back as the response; `None` leaves the request for
+    /// [`Transport::respond`] (or unanswered). Without a handler such requests are dropped.
+    pub fn on_request(
+        mut self,
+        handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
+    ) -> Self {
+        self.handlers.request = Some(Box::new(handler));
+        self
+    }
+
+    /// Called with every stdout line that is not a usable JSON-RPC message: empty,
+    /// not JSON, not UTF-8, a response to an unknown or cancelled id. Such lines
+    /// never disturb anything; this makes them visible. They are also counted in
+    /// [`Transport::discarded_lines`].
+    pub fn on_discarded(mut self, handler: impl FnMut(&DiscardedLine) + Send + 'static) -> Self {
+        self.handlers.discarded = Some(Box::new(handler));
+        self
+    }
+
+    /// Starts the child and runs its driver on the shared background thread.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Start`] when the program cannot be run or the working directory
+    /// does not exist, [`Error::EmptyCommand`] for an empty command.
+    pub fn spawn(self) -> Result<Transport, Error> {
+        let (transport, driver) = self.spawn_with_driver()?;
+        crate::background::run(driver);
+        Ok(transport)
+    }
+
+    /// Starts the child and hands its [`Driver`] to the caller, who must run it
+    /// (e.g. `smol::spawn(driver).detach()` or `tokio::spawn(driver)`): nothing is
+    /// written or read until it is polled.
+    ///
+    /// # Errors
+    ///
+    /// As for [`spawn`](Self::spawn).
+    pub fn spawn_with_driver(self) -> Result<(Transport, Driver), Error> {
+        let Some(program) = self.command.first() else {
+            return Err(Error::EmptyCommand);
+        };
+        let program_name = program.to_string_lossy().into_owned();
+        if let Some(dir) = &self.cwd {
+            if !dir.is_dir() {
+                return Err(missing_dir(&program_name, dir));
+            }
+        }
+        let mut command = std::process::Command::new(program);
+        command.args(&self.command[1..]);
+        for change in &self.env {
+            match change {
+                EnvChange::Set(key, value) => command.env(key, value),
+                EnvChange::Remove(key) => command.env_remove(key),
+                EnvChange::Clear => command.env_clear(),
+            };
+        }
+        if let Some(dir) = &self.cwd {
+            command.current_dir(dir);
+        }
+        #[cfg(unix)]
+        if self.process_group {
+            std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        }
+        #[cfg(target_os = "linux")]
+        if self.kill_on_parent_death {
+            set_parent_death_signal(&mut command);
+        }
+        let child = async_process::Command::from(command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| start_error(&program_name, self.cwd.as_deref(), &e))?;
+
+        let shared = Arc::new(Shared::new(child.id(), self.timeout));
+        let driver = Driver::new(
+            child,
+            Arc::clone(&shared),
+            self.handlers,
+            self.max_message_size,
+            self.process_group,
+        );
+        Ok((Transport::new(shared), driver))
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn set_parent_death_signal(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec; it only calls
+    // prctl(2), which is async-signal-safe, and allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+fn missing_dir(program: &str, dir: &Path) -> Error {
+    Error::Start {
+        program: program.to_owned(),
+        reason: format!("no such directory: {}", dir.display()),
+    }
+}
+
+fn start_error(program: &str, cwd: Option<&Path>, e: &io::Error) -> Error {
+    if let Some(dir) = cwd {
+        if e.kind() == io::ErrorKind::NotFound && !dir.is_dir() {
+            return missing_dir(program, dir);
+        }
+    }
+    let reason = match e.kind() {
+        io::ErrorKind::NotFound => "no such program".to_owned(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => e.to_string(),
+    };
+    Error::Start {
+        program: program.to_owned(),
+        reason,
+    }
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("command", &self.command)
+            .field("env", &self.env)
+            .field("cwd", &self.cwd)
+            .field("timeout", &self.timeout)
+            .field("max_message_size", &self.max_message_size)
+            .field("process_group", &self.process_group)
+            .field("kill_on_parent_death", &self.kill_on_parent_death)
+            .field("handlers", &self.handlers)
+            .finish()
+    }
+}

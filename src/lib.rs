@@ -1,0 +1,77 @@
+//! Run a [Model Context Protocol] server as a child process and talk JSON-RPC 2.0
+//! with it over its stdin and stdout, from any async executor.
+//!
+//! A [`Transport`] is a cheap, cloneable handle: it queues request lines and
+//! registers their [`PendingRequest`]s. One [`Driver`] future per child does all
+//! of the child's I/O: it writes the queue, reads stdout line by line and routes
+//! each message (responses to their requests, notifications and server requests to
+//! your handlers), drains stderr, watches for the exit and carries out
+//! [`Transport::close`]. [`Builder::spawn`] runs drivers on one shared background
+//! thread; [`Builder::spawn_with_driver`] lets you run the driver on your own executor.
+//!
+//! Works with smol, async-std, Tokio, or a plain `futures::executor::block_on`.
+//!
+//! [Model Context Protocol]: https://modelcontextprotocol.io
+//!
+//! # Example
+//!
+//! ```
+//! # fn main() -> Result<(), stdio_mcp::Error> {
+//! # futures::executor::block_on(async {
+//! use serde_json::json;
+//! use stdio_mcp::Transport;
+//!
+//! // Any program that speaks newline-delimited JSON-RPC on stdio; `cat` echoes
+//! // each request back, which reads as a response with neither result nor error.
+//! let transport = Transport::builder(["cat"]).spawn()?;
+//! let answer = transport.send_request("ping", Some(json!({}))).await;
+//! assert_eq!(
+//!     answer.unwrap_err().to_string(),
+//!     "MCP stdio invalid response: neither a result nor an error"
+//! );
+//! transport.close().await?;
+//! assert!(!transport.is_alive());
+//! # Ok(()) })
+//! # }
+//! ```
+//!
+//! # Errors
+//!
+//! Every failure is an [`Error`] whose text reads on its own, e.g.
+//! `MCP server process exited (code 1): fatal: no token`. Errors the server sent
+//! have [`Error::category`] `"mcp"` and carry the [`RpcError`]; a request that ran
+//! out of time has `"timeout"`.
+//!
+//! # Lines that are not messages
+//!
+//! Servers sometimes print banners or debug text on stdout. Such lines, and
+//! responses to ids nobody waits for, are discarded without disturbing anything;
+//! [`Builder::on_discarded`] and [`Transport::discarded_lines`] make them visible.
+
+#![warn(missing_docs)]
+#![cfg_attr(not(unix), allow(unused))]
+
+mod background;
+mod builder;
+mod close;
+mod driver;
+mod error;
+mod exit;
+mod framing;
+mod message;
+mod pending;
+mod route;
+mod shared;
+mod transport;
+
+pub use builder::{Builder, DEFAULT_MAX_MESSAGE_SIZE};
+pub use close::Close;
+pub use driver::Driver;
+pub use error::{Error, RpcError};
+pub use exit::ExitStatus;
+pub use message::{DiscardedLine, Notification, ServerRequest};
+pub use pending::{PendingRequest, RequestOptions};
+pub use transport::Transport;
+
+/// Re-exported so handlers and params can be written without a direct dependency.
+pub use serde_json::{json, Value};

@@ -1,0 +1,302 @@
+//! JSON-RPC messages: the lines we write, and what a line read from the server is.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, RpcError};
+
+/// A notification the server sent of its own accord (a line with a `method` and no `id`).
+///
+/// Delivered to [`Builder::on_notification`](crate::Builder::on_notification) the moment it is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// The notification's method, e.g. `notifications/progress`.
+    pub method: String,
+    /// Its `params`, or `None` when the key was absent.
+    pub params: Option<Value>,
+}
+
+/// A request the server sent to this client (a line with an `id` and a `method`
+/// but neither `result` nor `error`).
+///
+/// Delivered to [`Builder::on_request`](crate::Builder::on_request); answer it there
+/// or later with [`Transport::respond`](crate::Transport::respond), passing `id` back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerRequest {
+    /// The id exactly as the server sent it (a number or a string).
+    pub id: Value,
+    /// The request's method, e.g. `roots/list` or `ping`.
+    pub method: String,
+    /// Its `params`, or `None` when the key was absent.
+    pub params: Option<Value>,
+}
+
+/// A stdout line that was not a usable JSON-RPC message, handed to
+/// [`Builder::on_discarded`](crate::Builder::on_discarded).
+///
+/// Such lines are never fatal: a server printing a banner or a stray debug line
+/// keeps working.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiscardedLine {
+    /// Why it was discarded, e.g. `"not valid JSON"` or `"response to an unknown or cancelled id"`.
+    pub reason: &'static str,
+    /// The line, decoded lossily and cut to its first 1 KiB.
+    pub line: String,
+}
+
+/// How much of a discarded line is kept for the handler.
+const DISCARDED_EXCERPT: usize = 1024;
+
+impl DiscardedLine {
+    pub(crate) fn new(reason: &'static str, line: &[u8]) -> Self {
+        let excerpt = &line[..line.len().min(DISCARDED_EXCERPT)];
+        DiscardedLine {
+            reason,
+            line: String::from_utf8_lossy(excerpt).into_owned(),
+        }
+    }
+}
+
+// ----- outgoing -----
+
+#[derive(Serialize)]
+struct OutRequest<'a> {
+    jsonrpc: &'static str,
+    id: u64,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a Value>,
+}
+
+#[derive(Serialize)]
+struct OutNotification<'a> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a Value>,
+}
+
+#[derive(Serialize)]
+struct OutResponse<'a> {
+    jsonrpc: &'static str,
+    id: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<OutError<'a>>,
+}
+
+#[derive(Serialize)]
+struct OutError<'a> {
+    code: i64,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a Value>,
+}
+
+/// Appends one compact JSON line. Compact serde_json output never contains a raw
+/// newline (they are escaped inside strings), so the line cannot be split.
+fn push_line<T: Serialize>(out: &mut Vec<u8>, message: &T) {
+    serde_json::to_writer(&mut *out, message).expect("a JSON value always serializes");
+    out.push(b'\n');
+}
+
+pub(crate) fn push_request(out: &mut Vec<u8>, id: u64, method: &str, params: Option<&Value>) {
+    let message = OutRequest {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    };
+    push_line(out, &message);
+}
+
+pub(crate) fn push_notification(out: &mut Vec<u8>, method: &str, params: Option<&Value>) {
+    let message = OutNotification {
+        jsonrpc: "2.0",
+        method,
+        params,
+    };
+    push_line(out, &message);
+}
+
+pub(crate) fn push_response(out: &mut Vec<u8>, id: &Value, outcome: &Result<Value, RpcError>) {
+    let message = match outcome {
+        Ok(result) => OutResponse {
+            jsonrpc: "2.0",
+            id,
+            result: Some(result),
+            error: None,
+        },
+        Err(e) => OutResponse {
+            jsonrpc: "2.0",
+            id,
+            result: None,
+            error: Some(OutError {
+                code: e.code,
+                message: &e.message,
+                data: e.data.as_ref(),
+            }),
+        },
+    };
+    push_line(out, &message);
+}
+
+/// `notifications/cancelled` for request `id`, with a reason when there is one.
+pub(crate) fn push_cancel(out: &mut Vec<u8>, id: u64, reason: Option<&str>) {
+    let params = match reason {
+        Some(reason) => serde_json::json!({ "requestId": id, "reason": reason }),
+        None => serde_json::json!({ "requestId": id }),
+    };
+    push_notification(out, "notifications/cancelled", Some(&params));
+}
+
+// ----- incoming -----
+
+/// What one JSON value read from the server's stdout turned out to be.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// An answer to request `id`, already turned into the request's outcome.
+    Response {
+        id: Option<u64>,
+        outcome: Result<Value, Error>,
+    },
+    Notification(Notification),
+    Request(ServerRequest),
+    /// Not a JSON-RPC message we can use; the text says why.
+    Invalid(&'static str),
+}
+
+/// The members of a message we look at. `Some(Value::Null)` is a key present with
+/// `null`, `None` an absent key: JSON-RPC gives the two different meanings.
+#[derive(Deserialize)]
+struct RawMessage {
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// Parses one line and hands each message it holds to `each` (a JSON array holds
+/// several). `Err` says why the line as a whole is unusable.
+pub(crate) fn parse_line(line: &[u8], mut each: impl FnMut(Incoming)) -> Result<(), &'static str> {
+    let first = line.iter().find(|b| !b.is_ascii_whitespace());
+    match first {
+        None => Err("empty line"),
+        Some(b'{') => match serde_json::from_slice::<RawMessage>(line) {
+            Ok(raw) => {
+                each(classify(raw));
+                Ok(())
+            }
+            Err(_) => Err(not_json_reason(line)),
+        },
+        Some(b'[') => match serde_json::from_slice::<Vec<Value>>(line) {
+            Ok(items) if items.is_empty() => Err("empty batch"),
+            Ok(items) => {
+                for item in items {
+                    each(match RawMessage::deserialize(item) {
+                        Ok(raw) => classify(raw),
+                        Err(_) => Incoming::Invalid("batch element is not a JSON-RPC message"),
+                    });
+                }
+                Ok(())
+            }
+            Err(_) => Err(not_json_reason(line)),
+        },
+        Some(_) => Err(match serde_json::from_slice::<Value>(line) {
+            Ok(_) => "JSON value that is not a JSON-RPC message",
+            Err(_) => not_json_reason(line),
+        }),
+    }
+}
+
+fn not_json_reason(line: &[u8]) -> &'static str {
+    if std::str::from_utf8(line).is_err() {
+        "not valid UTF-8"
+    } else {
+        "not valid JSON"
+    }
+}
+
+fn classify(raw: RawMessage) -> Incoming {
+    let RawMessage {
+        id,
+        method,
+        params,
+        result,
+        error,
+    } = raw;
+    let answers = result.is_some() || error.is_some();
+    match (id, method) {
+        (None, Some(Value::String(method))) if !answers => {
+            Incoming::Notification(Notification { method, params })
+        }
+        (Some(id), Some(Value::String(method))) if !answers && !id.is_null() => {
+            Incoming::Request(ServerRequest { id, method, params })
+        }
+        (Some(id), _) => Incoming::Response {
+            id: request_id(&id),
+            outcome: outcome(result, error),
+        },
+        (None, _) => Incoming::Invalid("message with neither an id nor a method"),
+    }
+}
+
+/// Our ids are integers; a server may echo one back as its decimal string.
+fn request_id(id: &Value) -> Option<u64> {
+    match id {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s
+            .parse::<u64>()
+            .ok()
+            .filter(|n| n.to_string() == *s),
+        _ => None,
+    }
+}
+
+fn outcome(result: Option<Value>, error: Option<Value>) -> Result<Value, Error> {
+    match (result, error) {
+        (_, Some(error)) if !error.is_null() => Err(error_outcome(error)),
+        // `"error": null` beside a result is a success, as JSON-RPC 1.0 wrote it.
+        (Some(result), _) => Ok(result),
+        (None, Some(_)) => Err(Error::InvalidResponse(
+            "a null error and no result".to_owned(),
+        )),
+        (None, None) => Err(Error::InvalidResponse(
+            "neither a result nor an error".to_owned(),
+        )),
+    }
+}
+
+/// A JSON-RPC error object becomes `Error::Rpc`; anything else the server put
+/// under `error` becomes `Error::ErrorResponse` with its text.
+fn error_outcome(error: Value) -> Error {
+    if let Value::Object(map) = &error {
+        if let Some(code) = map.get("code").and_then(Value::as_i64) {
+            let message = match map.get("message") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            return Error::Rpc(RpcError {
+                code,
+                message,
+                data: map.get("data").cloned(),
+            });
+        }
+    }
+    Error::ErrorResponse(match error {
+        Value::String(s) => s,
+        other => other.to_string(),
+    })
+}

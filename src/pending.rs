@@ -1,0 +1,247 @@
+//! The future of one request, and the options a request can be sent with.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use async_io::Timer;
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::message::push_cancel;
+use crate::shared::{Shared, Slot};
+
+/// Options for [`Transport::send_request_with`](crate::Transport::send_request_with).
+///
+/// ```
+/// use std::time::Duration;
+/// use stdio_mcp::RequestOptions;
+///
+/// let options = RequestOptions::new().timeout(Some(Duration::from_secs(5)));
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct RequestOptions {
+    pub(crate) timeout: Option<Option<Duration>>,
+    pub(crate) header_params: Option<Value>,
+    pub(crate) resolve_on_notification: Option<String>,
+}
+
+impl RequestOptions {
+    /// No options: the transport's default timeout applies.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// This request's time limit, overriding the transport's default:
+    /// `Some(d)` is a limit of `d` (zero included), `None` is no limit.
+    pub fn timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.timeout = Some(timeout.into());
+        self
+    }
+
+    /// Accepted for parity with HTTP transports and ignored: a JSON-RPC line on
+    /// stdin has no headers to mirror parameters into.
+    pub fn header_params(mut self, params: Value) -> Self {
+        self.header_params = Some(params);
+        self
+    }
+
+    /// Asks for the request to be settled by the named notification instead of a
+    /// response. This transport cannot do that, so such a request fails at once
+    /// with [`Error::ResolveOnNotification`] rather than waiting forever.
+    pub fn resolve_on_notification(mut self, method: impl Into<String>) -> Self {
+        self.resolve_on_notification = Some(method.into());
+        self
+    }
+}
+
+/// The answer to one request: a future resolving to the `result` value, or an [`Error`].
+///
+/// The request line is already queued when this is returned. Dropping it before
+/// it completes cancels the request: the pending entry is removed, a late answer
+/// is discarded, and `notifications/cancelled` is queued for the server (unless the
+/// server has exited or `close()` was called).
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use stdio_mcp::Transport;
+///
+/// let t = Transport::builder(["my-mcp-server"]).spawn()?;
+/// let request = t.send_request("ping", None);
+/// println!("sent request {}", request.id());
+/// let result = request.await?;
+/// # let _ = result; Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+#[must_use = "a request is cancelled when its future is dropped"]
+pub struct PendingRequest {
+    state: RequestState,
+}
+
+enum RequestState {
+    Waiting {
+        shared: Arc<Shared>,
+        id: u64,
+        limit: Option<Limit>,
+    },
+    /// Failed before anything was written.
+    Refused(Option<Error>),
+    Done,
+}
+
+struct Limit {
+    timer: Timer,
+    after: Duration,
+    method: Box<str>,
+}
+
+impl PendingRequest {
+    pub(crate) fn waiting(
+        shared: Arc<Shared>,
+        id: u64,
+        method: &str,
+        timeout: Option<Duration>,
+    ) -> Self {
+        shared.add_handle();
+        let limit = timeout.map(|after| Limit {
+            timer: Timer::after(after),
+            after,
+            method: method.into(),
+        });
+        PendingRequest {
+            state: RequestState::Waiting { shared, id, limit },
+        }
+    }
+
+    pub(crate) fn refused(error: Error) -> Self {
+        PendingRequest {
+            state: RequestState::Refused(Some(error)),
+        }
+    }
+
+    /// The request's JSON-RPC id, or 0 for a request refused before it was written.
+    #[must_use]
+    pub fn id(&self) -> u64 {
+        match &self.state {
+            RequestState::Waiting { id, .. } => *id,
+            _ => 0,
+        }
+    }
+
+    /// Ends the wait, releasing this request's handle on the transport.
+    fn finish(&mut self, outcome: Result<Value, Error>) -> Poll<Result<Value, Error>> {
+        if let RequestState::Waiting { shared, .. } =
+            std::mem::replace(&mut self.state, RequestState::Done)
+        {
+            release(&shared);
+        }
+        Poll::Ready(outcome)
+    }
+}
+
+impl Future for PendingRequest {
+    type Output = Result<Value, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let (shared, id, limit) = match &mut this.state {
+            RequestState::Waiting { shared, id, limit } => (shared, *id, limit),
+            RequestState::Refused(error) => {
+                let error = error.take().expect("polled after completion");
+                this.state = RequestState::Done;
+                return Poll::Ready(Err(error));
+            }
+            RequestState::Done => panic!("PendingRequest polled after completion"),
+        };
+
+        {
+            let mut state = shared.lock();
+            match state.pending.get_mut(&id) {
+                Some(Slot::Waiting(waker)) => match waker {
+                    Some(w) if w.will_wake(cx.waker()) => {}
+                    _ => *waker = Some(cx.waker().clone()),
+                },
+                Some(Slot::Answered(_)) => {
+                    let Some(Slot::Answered(outcome)) = state.pending.remove(&id) else {
+                        unreachable!()
+                    };
+                    drop(state);
+                    return this.finish(outcome);
+                }
+                None => unreachable!("a waiting request always has a slot"),
+            }
+        }
+
+        let Some(limit) = limit else {
+            return Poll::Pending;
+        };
+        if Pin::new(&mut limit.timer).poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        // Out of time, unless the answer landed in the meantime.
+        let error = Error::Timeout {
+            method: limit.method.to_string(),
+            after: limit.after,
+        };
+        let reason = format!("timed out after {}s", limit.after.as_secs_f64());
+        let outcome = match cancel(shared, id, Some(&reason)) {
+            Some(answer) => answer,
+            None => Err(error),
+        };
+        this.finish(outcome)
+    }
+}
+
+impl Drop for PendingRequest {
+    fn drop(&mut self) {
+        if let RequestState::Waiting { shared, id, .. } = &self.state {
+            // An answer already read counts as finished: no cancel for it.
+            let _ = cancel(shared, *id, None);
+            release(shared);
+        }
+    }
+}
+
+/// Removes request `id`. If it was still waiting and the child can take lines,
+/// queues `notifications/cancelled`. Returns the answer if one had arrived.
+fn cancel(shared: &Shared, id: u64, reason: Option<&str>) -> Option<Result<Value, Error>> {
+    let mut state = shared.lock();
+    match state.pending.remove(&id) {
+        Some(Slot::Answered(outcome)) => Some(outcome),
+        Some(Slot::Waiting(_)) if state.can_write() => {
+            push_cancel(&mut state.outgoing, id, reason);
+            let waker = state.take_driver_waker();
+            drop(state);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Gives up this request's share of the transport; the last one lets the driver close.
+fn release(shared: &Shared) {
+    if shared.drop_handle() {
+        shared.wake_driver();
+    }
+}
+
+impl fmt::Debug for PendingRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("PendingRequest");
+        match &self.state {
+            RequestState::Waiting { id, limit, .. } => d
+                .field("id", id)
+                .field("timeout", &limit.as_ref().map(|l| l.after))
+                .finish(),
+            RequestState::Refused(error) => d.field("refused", error).finish(),
+            RequestState::Done => d.field("done", &true).finish(),
+        }
+    }
+}

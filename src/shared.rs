@@ -1,0 +1,164 @@
+//! The state a transport's handles, its pending requests and its driver share.
+//!
+//! Handles only queue bytes and register slots; the driver alone touches the child.
+//! Every method takes the lock briefly and never calls user code or wakes a task
+//! while holding it.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::task::Waker;
+use std::time::Duration;
+
+use event_listener::Event;
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::exit::ExitStatus;
+
+/// How many stderr lines are kept for [`Transport::stderr_tail`](crate::Transport::stderr_tail).
+pub(crate) const STDERR_TAIL_LINES: usize = 20;
+
+/// A request waiting for its answer.
+#[derive(Debug)]
+pub(crate) enum Slot {
+    Waiting(Option<Waker>),
+    Answered(Result<Value, Error>),
+}
+
+#[derive(Debug)]
+pub(crate) struct State {
+    /// Complete lines waiting to be written, in call order.
+    pub(crate) outgoing: Vec<u8>,
+    pub(crate) pending: HashMap<u64, Slot, BuildHasherDefault<IdHasher>>,
+    pub(crate) driver_waker: Option<Waker>,
+    /// Set once new sends are refused; the error they get.
+    pub(crate) refusal: Option<Error>,
+    pub(crate) close_requested: bool,
+    /// How `close()` ends, once the driver knows.
+    pub(crate) finished: Option<Result<(), Error>>,
+    pub(crate) exit_status: Option<ExitStatus>,
+    pub(crate) stderr_tail: VecDeque<String>,
+    pub(crate) default_timeout: Option<Duration>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    /// Notified once `finished` is set.
+    pub(crate) finished: Event,
+    /// Live `Transport` handles and `PendingRequest`s; at zero the driver closes the child.
+    handles: AtomicUsize,
+    next_id: AtomicU64,
+    pub(crate) discarded: AtomicU64,
+    pub(crate) pid: u32,
+}
+
+impl Shared {
+    pub(crate) fn new(pid: u32, default_timeout: Option<Duration>) -> Self {
+        Shared {
+            state: Mutex::new(State {
+                outgoing: Vec::new(),
+                pending: HashMap::default(),
+                driver_waker: None,
+                refusal: None,
+                close_requested: false,
+                finished: None,
+                exit_status: None,
+                stderr_tail: VecDeque::new(),
+                default_timeout,
+            }),
+            finished: Event::new(),
+            handles: AtomicUsize::new(0),
+            next_id: AtomicU64::new(1),
+            discarded: AtomicU64::new(0),
+            pid,
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere while holding the lock leaves plain data behind; keep going.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn add_handle(&self) {
+        self.handles.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Returns true when that was the last handle.
+    pub(crate) fn drop_handle(&self) -> bool {
+        self.handles.fetch_sub(1, Ordering::AcqRel) == 1
+    }
+
+    pub(crate) fn handles(&self) -> usize {
+        self.handles.load(Ordering::Acquire)
+    }
+
+    /// Wakes the driver, after the caller released the lock.
+    pub(crate) fn wake_driver(&self) {
+        let waker = self.lock().driver_waker.take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl State {
+    /// Whether new lines may still be queued.
+    pub(crate) fn can_write(&self) -> bool {
+        self.refusal.is_none()
+    }
+
+    /// The waker to call once the lock is released, if bytes were just queued.
+    pub(crate) fn take_driver_waker(&mut self) -> Option<Waker> {
+        self.driver_waker.take()
+    }
+
+    pub(crate) fn push_stderr_line(&mut self, line: &str) {
+        if line.is_empty() {
+            return;
+        }
+        if self.stderr_tail.len() == STDERR_TAIL_LINES {
+            self.stderr_tail.pop_front();
+        }
+        self.stderr_tail.push_back(line.to_owned());
+    }
+
+    /// Settles every waiting request with `error` and hands back their wakers.
+    pub(crate) fn fail_all(&mut self, error: &Error) -> Vec<Waker> {
+        let mut wakers = Vec::new();
+        for slot in self.pending.values_mut() {
+            if let Slot::Waiting(waker) = slot {
+                wakers.extend(waker.take());
+                *slot = Slot::Answered(Err(error.clone()));
+            }
+        }
+        wakers
+    }
+}
+
+/// Request ids are small sequential integers: a multiply spreads them well enough
+/// and costs far less than the default SipHash.
+#[derive(Debug, Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}

@@ -1,0 +1,231 @@
+//! The cheap, cloneable handle users send through.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::builder::Builder;
+use crate::close::Close;
+use crate::error::{Error, RpcError};
+use crate::exit::ExitStatus;
+use crate::message::{push_notification, push_request, push_response};
+use crate::pending::{PendingRequest, RequestOptions};
+use crate::shared::Shared;
+
+/// A handle on one running MCP server: send requests and notifications, answer
+/// its requests, close it.
+///
+/// Cloning is cheap (a reference count); all clones talk to the same child.
+/// When every clone and every [`PendingRequest`] is gone, the driver closes the
+/// child as [`close`](Self::close) does.
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use serde_json::json;
+/// use stdio_mcp::Transport;
+///
+/// let t = Transport::builder(["my-mcp-server", "--stdio"]).spawn()?;
+/// let init = t
+///     .send_request("initialize", Some(json!({
+///         "protocolVersion": "2025-11-25",
+///         "capabilities": {},
+///         "clientInfo": {"name": "demo", "version": "1"}
+///     })))
+///     .await?;
+/// t.send_notification("notifications/initialized", None)?;
+/// let tools = t.send_request("tools/list", None).await?;
+/// println!("{init}\n{tools}");
+/// t.close().await?;
+/// # Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+pub struct Transport {
+    shared: Arc<Shared>,
+}
+
+impl Transport {
+    /// Starts describing a server to run: `command` is the program and its
+    /// arguments (argv, never a shell line).
+    pub fn builder<I, S>(command: I) -> Builder
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Builder::new(command)
+    }
+
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        shared.add_handle();
+        Transport { shared }
+    }
+
+    /// Sends a request; the returned future resolves to its `result`.
+    ///
+    /// The line is queued before this returns, so requests reach the server in
+    /// call order. It fails (when awaited) with [`Error::NotAlive`] if the child
+    /// has exited or `close()` was called. The transport's default timeout applies.
+    pub fn send_request(&self, method: &str, params: Option<Value>) -> PendingRequest {
+        self.send_request_with(method, params, RequestOptions::new())
+    }
+
+    /// [`send_request`](Self::send_request) with per-request options.
+    pub fn send_request_with(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> PendingRequest {
+        if let Some(notification) = options.resolve_on_notification {
+            return PendingRequest::refused(Error::ResolveOnNotification { notification });
+        }
+        let mut state = self.shared.lock();
+        if let Some(refusal) = &state.refusal {
+            return PendingRequest::refused(refusal.clone());
+        }
+        let id = self.shared.next_id();
+        let timeout = options.timeout.unwrap_or(state.default_timeout);
+        push_request(&mut state.outgoing, id, method, params.as_ref());
+        state
+            .pending
+            .insert(id, crate::shared::Slot::Waiting(None));
+        let waker = state.take_driver_waker();
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        PendingRequest::waiting(Arc::clone(&self.shared), id, method, timeout)
+    }
+
+    /// Sends a notification (no answer expected).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotAlive`] if the child has exited or `close()` was called.
+    pub fn send_notification(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
+        self.queue(|out| push_notification(out, method, params.as_ref()))
+    }
+
+    /// Answers a request the server sent (see [`Builder::on_request`]), passing its
+    /// `id` back unchanged.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotAlive`] if the child has exited or `close()` was called.
+    pub fn respond(&self, id: Value, outcome: Result<Value, RpcError>) -> Result<(), Error> {
+        self.queue(|out| push_response(out, &id, &outcome))
+    }
+
+    fn queue(&self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), Error> {
+        let mut state = self.shared.lock();
+        if let Some(refusal) = &state.refusal {
+            return Err(refusal.clone());
+        }
+        write(&mut state.outgoing);
+        let waker = state.take_driver_waker();
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Ok(())
+    }
+
+    /// Changes the default time limit for requests sent from now on; requests
+    /// already sent keep theirs. `None` is no limit.
+    pub fn set_timeout(&self, limit: Option<Duration>) {
+        self.shared.lock().default_timeout = limit;
+    }
+
+    /// The default time limit new requests get.
+    #[must_use]
+    pub fn timeout(&self) -> Option<Duration> {
+        self.shared.lock().default_timeout
+    }
+
+    /// True while the child can carry requests; false once it has exited, closed
+    /// its stdout, or `close()` was called.
+    #[must_use]
+    pub fn is_alive(&self) -> bool {
+        self.shared.lock().refusal.is_none()
+    }
+
+    /// The last 20 non-empty lines the child wrote to stderr, oldest first,
+    /// still there after it exited.
+    #[must_use]
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.shared.lock().stderr_tail.iter().cloned().collect()
+    }
+
+    /// How the child ended, once it has.
+    #[must_use]
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.shared.lock().exit_status
+    }
+
+    /// Always false: a JSON-RPC line on stdin has no headers to mirror parameters into.
+    #[must_use]
+    pub fn mirrors_header_params(&self) -> bool {
+        false
+    }
+
+    /// How many stdout lines were discarded as unusable (see [`Builder::on_discarded`]).
+    #[must_use]
+    pub fn discarded_lines(&self) -> u64 {
+        self.shared
+            .discarded
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The child's process id.
+    #[must_use]
+    pub fn pid(&self) -> u32 {
+        self.shared.pid
+    }
+
+    /// Shuts the child down: what is queued is written, its stdin closed; if it
+    /// still runs 2 s later it gets SIGTERM, 2 s after that SIGKILL. A server that
+    /// exits when its input ends is never signalled.
+    ///
+    /// Takes effect at the call: [`is_alive`](Self::is_alive) turns false and new
+    /// sends fail, while requests already sent keep waiting until the child exits.
+    /// The returned future resolves once it has; every call gets the same outcome.
+    pub fn close(&self) -> Close {
+        let mut state = self.shared.lock();
+        let waker = if state.finished.is_none() && !state.close_requested {
+            state.close_requested = true;
+            state.refusal.get_or_insert(Error::NotAlive);
+            state.take_driver_waker()
+        } else {
+            None
+        };
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Close::new(Arc::clone(&self.shared))
+    }
+}
+
+impl Clone for Transport {
+    fn clone(&self) -> Self {
+        Transport::new(Arc::clone(&self.shared))
+    }
+}
+
+impl Drop for Transport {
+    fn drop(&mut self) {
+        if self.shared.drop_handle() {
+            self.shared.wake_driver();
+        }
+    }
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transport")
+            .field("pid", &self.shared.pid)
+            .field("alive", &self.is_alive())
+            .finish()
+    }
+}

@@ -1,0 +1,95 @@
+//! Helpers shared by the integration tests: the peer binary, and a bound on every wait.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use futures::future::{select, Either};
+use futures::pin_mut;
+use serde_json::Value;
+use stdio_mcp::{Builder, Transport};
+
+/// The scriptable server built from `tests/peer/server.rs`.
+pub const PEER: &str = env!("CARGO_BIN_EXE_stdio-mcp-peer");
+
+/// A builder for the peer with the given flags.
+pub fn peer(flags: &[&str]) -> Builder {
+    Transport::builder(std::iter::once(PEER).chain(flags.iter().copied()))
+}
+
+/// Awaits `fut`, failing the test if it takes longer than `secs` seconds.
+pub async fn within<T>(secs: u64, fut: impl Future<Output = T>) -> T {
+    let timer = async_io::Timer::after(Duration::from_secs(secs));
+    pin_mut!(fut);
+    match select(fut, timer).await {
+        Either::Left((value, _)) => value,
+        Either::Right(_) => panic!("still waiting after {secs}s: the behaviour under test hangs"),
+    }
+}
+
+/// `futures::executor::block_on` with a bound: the whole test body gets `secs` seconds.
+pub fn run<T>(secs: u64, fut: impl Future<Output = T>) -> T {
+    futures::executor::block_on(within(secs, fut))
+}
+
+/// The lines the peer has read so far, parsed (non-JSON lines as strings).
+pub async fn received(t: &Transport) -> Vec<Value> {
+    let lines = t.send_request("test/received", None).await.expect("test/received");
+    lines
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|l| {
+            let text = l.as_str().expect("a string");
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+        })
+        .collect()
+}
+
+/// The `notifications/cancelled` messages among `lines`.
+pub fn cancels(lines: &[Value]) -> Vec<&Value> {
+    lines
+        .iter()
+        .filter(|l| l["method"] == "notifications/cancelled")
+        .collect()
+}
+
+/// Waits until `cond` holds, polling every few milliseconds, for at most `secs`.
+pub async fn eventually(secs: u64, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "condition not reached within {secs}s"
+        );
+        async_io::Timer::after(Duration::from_millis(5)).await;
+    }
+}
+
+/// Whether a process with this pid still exists (zombies included).
+pub fn process_exists(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// A process's state letter from /proc (`Z` for a zombie), if it exists.
+pub fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    after.trim_start().chars().next()
+}
+
+/// A small deterministic random sequence (xorshift), so failures reproduce.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}

@@ -1,0 +1,77 @@
+//! A small, well-behaved MCP server: the demo the quickstart talks to, and the
+//! MCP part of the test peer. Std and serde_json only.
+
+use serde_json::{json, Value};
+
+/// Protocol revisions this server speaks, newest first.
+const REVISIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Answers an MCP request, or `None` if `method` is not one this demo knows.
+/// `notify` writes a notification to the client (used for progress).
+pub fn handle(
+    method: &str,
+    params: &Value,
+    notify: &mut dyn FnMut(&str, Value),
+) -> Option<Result<Value, (i64, String)>> {
+    Some(match method {
+        "initialize" => {
+            let asked = params["protocolVersion"].as_str().unwrap_or("");
+            let agreed = if REVISIONS.contains(&asked) { asked } else { REVISIONS[0] };
+            Ok(json!({
+                "protocolVersion": agreed,
+                "capabilities": { "tools": { "listChanged": false } },
+                "serverInfo": { "name": "stdio-mcp-demo", "version": env!("CARGO_PKG_VERSION") },
+                "instructions": "A demo server: try the echo, add and countdown tools."
+            }))
+        }
+        "ping" => Ok(json!({})),
+        "tools/list" => Ok(json!({ "tools": [
+            {
+                "name": "echo",
+                "description": "Returns the message it is given.",
+                "inputSchema": { "type": "object", "properties": { "message": { "type": "string" } }, "required": ["message"] }
+            },
+            {
+                "name": "add",
+                "description": "Adds two numbers.",
+                "inputSchema": { "type": "object", "properties": { "a": { "type": "number" }, "b": { "type": "number" } }, "required": ["a", "b"] }
+            },
+            {
+                "name": "countdown",
+                "description": "Counts down from `from`, reporting progress on the way.",
+                "inputSchema": { "type": "object", "properties": { "from": { "type": "integer" } } }
+            }
+        ]})),
+        "tools/call" => call_tool(params, notify),
+        _ => return None,
+    })
+}
+
+fn call_tool(params: &Value, notify: &mut dyn FnMut(&str, Value)) -> Result<Value, (i64, String)> {
+    let args = &params["arguments"];
+    let text = match params["name"].as_str().unwrap_or("") {
+        "echo" => format!("Echo: {}", args["message"].as_str().unwrap_or("")),
+        "add" => {
+            let (a, b) = (args["a"].as_f64(), args["b"].as_f64());
+            match (a, b) {
+                (Some(a), Some(b)) => format!("{}", a + b),
+                _ => return Err((-32602, "add needs numbers a and b".into())),
+            }
+        }
+        "countdown" => {
+            let from = args["from"].as_u64().unwrap_or(3);
+            if let Some(token) = params["_meta"].get("progressToken") {
+                for done in 1..=from {
+                    notify(
+                        "notifications/progress",
+                        json!({ "progressToken": token, "progress": done, "total": from,
+                                "message": format!("{} to go", from - done) }),
+                    );
+                }
+            }
+            "Liftoff".to_owned()
+        }
+        other => return Err((-32602, format!("unknown tool: {other}"))),
+    };
+    Ok(json!({ "content": [ { "type": "text", "text": text } ], "isError": false }))
+}

@@ -1,0 +1,289 @@
+//! `stdio-mcp-peer`: the scriptable MCP server the tests and benches drive.
+//!
+//! It is a real child process speaking newline-delimited JSON-RPC on stdio. Besides
+//! the demo MCP methods (`demo.rs`) it answers `test/*` requests that make it
+//! misbehave on cue, and it remembers every line it read so a test can ask what
+//! the transport wrote (`test/received`).
+//!
+//! Flags: `--ignore-eof` (keep running after stdin ends), `--ignore-term`
+//! (ignore SIGTERM), `--banner` (print a non-JSON line first), `--no-read`
+//! (never read stdin), `--grandchild` (fork a long-lived `sleep` that shares the
+//! pipes), `--watchdog SECS` (exit after that long whatever happens; default 60).
+
+mod demo;
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use std::{env, io, process, thread};
+
+use serde_json::{json, Value};
+
+type Out = Arc<Mutex<io::Stdout>>;
+
+fn write_line(out: &Out, line: &str) {
+    let mut out = out.lock().unwrap();
+    // A closed stdout is one of the scenarios; write errors are expected then.
+    let _ = out.write_all(line.as_bytes());
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
+
+fn send(out: &Out, message: &Value) {
+    write_line(out, &message.to_string());
+}
+
+fn answer(out: &Out, id: &Value, outcome: Result<Value, (i64, String)>) {
+    send(
+        out,
+        &match outcome {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err((code, message)) => {
+                json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+            }
+        },
+    );
+}
+
+struct Flags {
+    ignore_eof: bool,
+    ignore_term: bool,
+    banner: bool,
+    no_read: bool,
+    grandchild: bool,
+    watchdog: u64,
+}
+
+fn flags() -> Flags {
+    let mut f = Flags {
+        ignore_eof: false,
+        ignore_term: false,
+        banner: false,
+        no_read: false,
+        grandchild: false,
+        watchdog: 60,
+    };
+    let mut args = env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--ignore-eof" => f.ignore_eof = true,
+            "--ignore-term" => f.ignore_term = true,
+            "--banner" => f.banner = true,
+            "--no-read" => f.no_read = true,
+            "--grandchild" => f.grandchild = true,
+            "--watchdog" => f.watchdog = args.next().and_then(|s| s.parse().ok()).unwrap_or(60),
+            other => {
+                eprintln!("stdio-mcp-peer: unknown flag {other}");
+                process::exit(2);
+            }
+        }
+    }
+    f
+}
+
+fn main() {
+    let flags = flags();
+    let watchdog = flags.watchdog;
+    thread::spawn(move || {
+        thread::sleep(Duration::from_secs(watchdog));
+        eprintln!("stdio-mcp-peer: watchdog expired");
+        process::exit(3);
+    });
+    if flags.ignore_term {
+        // SAFETY: installing SIG_IGN for SIGTERM has no preconditions.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        }
+    }
+    if flags.grandchild {
+        // Inherits our stdio; it outlives us unless its group is signalled.
+        let child = process::Command::new("sleep").arg("30").spawn();
+        if let Ok(child) = child {
+            eprintln!("grandchild {}", child.id());
+        }
+    }
+    let out: Out = Arc::new(Mutex::new(io::stdout()));
+    if flags.banner {
+        write_line(&out, "stdio-mcp-peer starting (this line is not JSON)");
+    }
+    if flags.no_read {
+        loop {
+            thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    let mut peer = Peer {
+        out,
+        received: Vec::new(),
+        asks: HashMap::new(),
+        next_ask: 1,
+    };
+    let stdin = io::stdin();
+    let mut line = Vec::new();
+    let mut input = stdin.lock();
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+        peer.line(text);
+    }
+    if flags.ignore_eof {
+        loop {
+            thread::sleep(Duration::from_secs(3600));
+        }
+    }
+}
+
+struct Peer {
+    out: Out,
+    received: Vec<String>,
+    /// Server requests we sent (by their id) and the client request waiting on each.
+    asks: HashMap<String, Value>,
+    next_ask: u64,
+}
+
+impl Peer {
+    fn line(&mut self, text: String) {
+        let message: Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(_) => {
+                self.received.push(text);
+                return;
+            }
+        };
+        let id = message.get("id").cloned();
+        let method = message.get("method").and_then(Value::as_str).map(str::to_owned);
+        match (id, method) {
+            (Some(id), Some(method)) => {
+                let params = message.get("params").cloned().unwrap_or(Value::Null);
+                if method != "test/received" {
+                    self.received.push(text);
+                }
+                self.request(id, &method, params);
+            }
+            (Some(id), None) => {
+                // An answer to one of our server requests.
+                self.received.push(text);
+                let key = id.as_str().unwrap_or_default().to_owned();
+                if let Some(original) = self.asks.remove(&key) {
+                    answer(&self.out, &original, Ok(json!({ "answer": message })));
+                }
+            }
+            _ => self.received.push(text),
+        }
+    }
+
+    fn request(&mut self, id: Value, method: &str, params: Value) {
+        let out = Arc::clone(&self.out);
+        let mut notify = |method: &str, params: Value| {
+            send(&out, &json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+        };
+        if let Some(outcome) = demo::handle(method, &params, &mut notify) {
+            return answer(&self.out, &id, outcome);
+        }
+        let outcome = match method {
+            "test/echo" => Ok(params),
+            "test/string_id" => {
+                let id = Value::String(id.to_string());
+                return answer(&self.out, &id, Ok(params));
+            }
+            "test/received" => Ok(json!(self.received)),
+            "test/notify" => {
+                let count = params["count"].as_u64().unwrap_or(1);
+                for i in 0..count {
+                    notify("notifications/progress", json!({ "progress": i }));
+                }
+                Ok(json!({ "sent": count }))
+            }
+            "test/raw" => {
+                // Writes each given line verbatim, `$ID` replaced by this request's id.
+                for line in params["lines"].as_array().into_iter().flatten() {
+                    let line = line.as_str().unwrap_or_default().replace("$ID", &id.to_string());
+                    write_line(&self.out, &line);
+                }
+                return;
+            }
+            "test/raw_bytes" => {
+                let bytes: Vec<u8> = params["bytes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|b| b.as_u64().map(|b| b as u8))
+                    .collect();
+                let mut out = self.out.lock().unwrap();
+                let _ = out.write_all(&bytes);
+                let _ = out.flush();
+                return;
+            }
+            "test/never" => return,
+            "test/sleep" => {
+                let ms = params["ms"].as_u64().unwrap_or(0);
+                thread::spawn(move || {
+                    thread::sleep(Duration::from_millis(ms));
+                    answer(&out, &id, Ok(params));
+                });
+                return;
+            }
+            "test/stderr" => {
+                let mut err = io::stderr().lock();
+                for line in params["lines"].as_array().into_iter().flatten() {
+                    let _ = writeln!(err, "{}", line.as_str().unwrap_or_default());
+                }
+                let bytes = params["bytes"].as_u64().unwrap_or(0);
+                let filler = "e".repeat(99);
+                for _ in 0..bytes / 100 {
+                    let _ = writeln!(err, "{filler}");
+                }
+                let _ = err.flush();
+                Ok(json!({ "written": bytes }))
+            }
+            "test/exit" | "test/signal" => {
+                let mut err = io::stderr().lock();
+                for line in params["stderr"].as_array().into_iter().flatten() {
+                    let _ = writeln!(err, "{}", line.as_str().unwrap_or_default());
+                }
+                let _ = err.flush();
+                if let Some(signal) = params["signal"].as_i64() {
+                    // SAFETY: raising a signal at ourselves has no preconditions.
+                    unsafe {
+                        libc::raise(signal as libc::c_int);
+                    }
+                }
+                process::exit(params["code"].as_i64().unwrap_or(0) as i32);
+            }
+            "test/close_stdout" => {
+                // SAFETY: closing our own stdout descriptor; later writes fail with EBADF.
+                unsafe {
+                    libc::close(1);
+                }
+                return;
+            }
+            "test/ask" => {
+                let ask_id = format!("ask-{}", self.next_ask);
+                self.next_ask += 1;
+                self.asks.insert(ask_id.clone(), id);
+                let mut request = json!({ "jsonrpc": "2.0", "id": ask_id, "method": params["method"] });
+                if !params["params"].is_null() {
+                    request["params"] = params["params"].clone();
+                }
+                return send(&self.out, &request);
+            }
+            "test/env" => {
+                let name = params["name"].as_str().unwrap_or_default();
+                Ok(env::var(name).map_or(Value::Null, Value::String))
+            }
+            "test/env_names" => Ok(json!(env::vars_os()
+                .map(|(k, _)| k.to_string_lossy().into_owned())
+                .collect::<Vec<_>>())),
+            "test/cwd" => Ok(json!(env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default())),
+            "test/huge" => Ok(json!("x".repeat(params["bytes"].as_u64().unwrap_or(0) as usize))),
+            _ => Err((-32601, format!("Method not found: {method}"))),
+        };
+        answer(&self.out, &id, outcome);
+    }
+}
