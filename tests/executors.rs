@@ -1,0 +1,154 @@
+//! The core scenarios under every executor we promise: smol, async-std, Tokio
+//! (multi-thread and current-thread), async-compat and `futures::executor`, each
+//! with the default background thread and with the driver on the executor itself.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{cancels, peer, received, within};
+use serde_json::json;
+use stdio_mcp::{Builder, RequestOptions, Transport};
+
+/// Request/response, notifications, cancel by drop, timeout, close, and exit.
+async fn core_scenarios(spawn: impl Fn(Builder) -> Transport) {
+    within(20, async {
+        let notes = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&notes);
+        let t = spawn(peer(&[]).on_notification(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }));
+
+        assert_eq!(t.send_request("test/echo", Some(json!({"k": "v"}))).await.unwrap(), json!({"k": "v"}));
+
+        let r = t.send_request("test/notify", Some(json!({"count": 50}))).await.unwrap();
+        assert_eq!(r, json!({"sent": 50}));
+        assert_eq!(notes.load(Ordering::SeqCst), 50, "all notifications before the response");
+
+        let dropped = t.send_request("test/never", None);
+        let id = dropped.id();
+        drop(dropped);
+        let lines = received(&t).await;
+        assert_eq!(cancels(&lines).len(), 1);
+        assert_eq!(cancels(&lines)[0]["params"], json!({"requestId": id}));
+
+        let e = t
+            .send_request_with("test/never", None, RequestOptions::new().timeout(Duration::from_millis(50)))
+            .await
+            .unwrap_err();
+        assert_eq!(e.category(), Some("timeout"));
+
+        let waiting = t.send_request("test/never", None);
+        t.close().await.unwrap();
+        assert_eq!(waiting.await.unwrap_err().to_string(), "MCP server process exited (code 0)");
+        assert!(!t.is_alive());
+
+        let t = spawn(peer(&[]));
+        let e = t.send_request("test/exit", Some(json!({"code": 7, "stderr": ["bye"]}))).await.unwrap_err();
+        assert_eq!(e.to_string(), "MCP server process exited (code 7): bye");
+    })
+    .await;
+}
+
+fn on_background(builder: Builder) -> Transport {
+    builder.spawn().unwrap()
+}
+
+#[test]
+fn futures_block_on_with_the_background_thread() {
+    futures::executor::block_on(core_scenarios(on_background));
+}
+
+#[test]
+fn futures_local_pool_running_the_driver() {
+    use futures::task::LocalSpawnExt;
+    let mut pool = futures::executor::LocalPool::new();
+    let spawner = pool.spawner();
+    pool.run_until(core_scenarios(move |b| {
+        let (t, driver) = b.spawn_with_driver().unwrap();
+        spawner.spawn_local(driver).unwrap();
+        t
+    }));
+}
+
+#[test]
+fn smol_with_the_background_thread() {
+    smol::block_on(core_scenarios(on_background));
+}
+
+#[test]
+fn smol_running_the_driver() {
+    smol::block_on(core_scenarios(|b| {
+        let (t, driver) = b.spawn_with_driver().unwrap();
+        smol::spawn(driver).detach();
+        t
+    }));
+}
+
+#[test]
+fn smol_local_executor_running_the_driver() {
+    let ex = Arc::new(smol::LocalExecutor::new());
+    let spawner = Arc::clone(&ex);
+    smol::block_on(ex.run(core_scenarios(move |b| {
+        let (t, driver) = b.spawn_with_driver().unwrap();
+        spawner.spawn(driver).detach();
+        t
+    })));
+}
+
+#[async_std::test]
+async fn async_std_with_the_background_thread() {
+    core_scenarios(on_background).await;
+}
+
+#[async_std::test]
+async fn async_std_running_the_driver() {
+    core_scenarios(|b| {
+        let (t, driver) = b.spawn_with_driver().unwrap();
+        async_std::task::spawn(driver);
+        t
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_multi_thread_with_the_background_thread() {
+    core_scenarios(on_background).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_multi_thread_running_the_driver() {
+    core_scenarios(|b| {
+        let (t, driver) = b.spawn_with_driver().unwrap();
+        tokio::spawn(driver);
+        t
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn tokio_current_thread_with_the_background_thread() {
+    core_scenarios(on_background).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn tokio_current_thread_running_the_driver() {
+    core_scenarios(|b| {
+        let (t, driver) = b.spawn_with_driver().unwrap();
+        tokio::spawn(driver);
+        t
+    })
+    .await;
+}
+
+/// Tokio-only code (its timer) and this crate in one future, run by smol through async-compat.
+#[test]
+fn tokio_code_beside_the_transport_through_async_compat() {
+    smol::block_on(async_compat::Compat::new(async {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        core_scenarios(on_background).await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }));
+}
