@@ -86,7 +86,8 @@ impl Builder {
 
     /// Removes an inherited environment variable from the child's environment.
     pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
-        self.env.push(EnvChange::Remove(key.as_ref().to_os_string()));
+        self.env
+            .push(EnvChange::Remove(key.as_ref().to_os_string()));
         self
     }
 

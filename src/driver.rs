@@ -19,8 +19,8 @@ use futures::io::{AsyncRead, AsyncWrite};
 use crate::error::Error;
 use crate::exit::ExitStatus;
 use crate::framing::{Line, LineBuffer};
-use crate::route::Router;
 pub(crate) use crate::route::Handlers;
+use crate::route::Router;
 use crate::shared::Shared;
 
 /// Between closing stdin and SIGTERM, and between SIGTERM and SIGKILL.

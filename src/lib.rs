@@ -21,16 +21,15 @@
 //! use serde_json::json;
 //! use stdio_mcp::Transport;
 //!
-//! // Any program that speaks newline-delimited JSON-RPC on stdio; `cat` echoes
-//! // each request back, which reads as a response with neither result nor error.
-//! let transport = Transport::builder(["cat"]).spawn()?;
-//! let answer = transport.send_request("ping", Some(json!({}))).await;
-//! assert_eq!(
-//!     answer.unwrap_err().to_string(),
-//!     "MCP stdio invalid response: neither a result nor an error"
-//! );
-//! transport.close().await?;
-//! assert!(!transport.is_alive());
+//! // A one-line "server": reads one request, answers id 1, exits when stdin ends.
+//! let server = r#"read line; echo '{"jsonrpc":"2.0","id":1,"result":{"ok":true}}'; cat >/dev/null"#;
+//! let transport = Transport::builder(["sh", "-c", server]).spawn()?;
+//!
+//! let result = transport.send_request("ping", None).await?;
+//! assert_eq!(result, json!({"ok": true}));
+//!
+//! transport.close().await?; // closes stdin: the server ends by itself
+//! assert_eq!(transport.exit_status().unwrap().code(), Some(0));
 //! # Ok(()) })
 //! # }
 //! ```

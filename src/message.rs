@@ -256,10 +256,7 @@ fn classify(raw: RawMessage) -> Incoming {
 fn request_id(id: &Value) -> Option<u64> {
     match id {
         Value::Number(n) => n.as_u64(),
-        Value::String(s) => s
-            .parse::<u64>()
-            .ok()
-            .filter(|n| n.to_string() == *s),
+        Value::String(s) => s.parse::<u64>().ok().filter(|n| n.to_string() == *s),
         _ => None,
     }
 }

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::RpcError;
-use crate::message::{parse_line, push_response, DiscardedLine, Incoming, Notification, ServerRequest};
+use crate::message::{
+    parse_line, push_response, DiscardedLine, Incoming, Notification, ServerRequest,
+};
 use crate::shared::{Shared, Slot};
 
 pub(crate) type StderrHandler = Box<dyn FnMut(&str) + Send>;
@@ -66,8 +68,7 @@ impl Router {
                     drop(state);
                     return self.discard("response to an unknown or cancelled id", line);
                 };
-                let Slot::Waiting(waker) = std::mem::replace(slot, Slot::Answered(outcome))
-                else {
+                let Slot::Waiting(waker) = std::mem::replace(slot, Slot::Answered(outcome)) else {
                     unreachable!()
                 };
                 drop(state);

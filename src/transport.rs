@@ -87,9 +87,7 @@ impl Transport {
         let id = self.shared.next_id();
         let timeout = options.timeout.unwrap_or(state.default_timeout);
         push_request(&mut state.outgoing, id, method, params.as_ref());
-        state
-            .pending
-            .insert(id, crate::shared::Slot::Waiting(None));
+        state.pending.insert(id, crate::shared::Slot::Waiting(None));
         let waker = state.take_driver_waker();
         drop(state);
         if let Some(waker) = waker {

@@ -18,7 +18,9 @@ fn dropping_a_pending_request_sends_cancelled_without_reason() {
         let lines = received(&t).await;
         assert_eq!(
             cancels(&lines),
-            [&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})]
+            [
+                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})
+            ]
         );
         t.close().await.unwrap();
     });
@@ -30,7 +32,10 @@ fn a_late_response_to_a_cancelled_request_is_discarded() {
         let t = peer(&[]).spawn().unwrap();
         drop(t.send_request("test/sleep", Some(json!({"ms": 100}))));
         eventually(5, || t.discarded_lines() == 1).await;
-        assert_eq!(t.send_request("test/echo", Some(json!(2))).await.unwrap(), json!(2));
+        assert_eq!(
+            t.send_request("test/echo", Some(json!(2))).await.unwrap(),
+            json!(2)
+        );
         t.close().await.unwrap();
     });
 }
@@ -45,7 +50,10 @@ fn nothing_is_written_for_a_request_that_finished() {
         // Answered but never polled: the answer was read (the peer answers in order,
         // so the later echo's answer comes after it), so it counts as finished.
         let unpolled = t.send_request("test/echo", Some(json!(2)));
-        assert_eq!(t.send_request("test/echo", Some(json!(3))).await.unwrap(), json!(3));
+        assert_eq!(
+            t.send_request("test/echo", Some(json!(3))).await.unwrap(),
+            json!(3)
+        );
         drop(unpolled);
         let lines = received(&t).await;
         assert!(cancels(&lines).is_empty(), "{lines:?}");
@@ -65,7 +73,10 @@ fn dropping_after_the_exit_is_harmless_and_keeps_the_exit_error() {
         let t2 = peer(&[]).spawn().unwrap();
         let pending = t2.send_request("test/never", None);
         let _ = t2.send_request("test/exit", Some(json!({"code": 5}))).await;
-        assert_eq!(pending.await.unwrap_err().to_string(), "MCP server process exited (code 5)");
+        assert_eq!(
+            pending.await.unwrap_err().to_string(),
+            "MCP server process exited (code 5)"
+        );
     });
 }
 
@@ -83,21 +94,33 @@ fn no_timeout_by_default() {
 #[test]
 fn timeout_fails_the_request_and_cancels_it_with_a_reason() {
     run(10, async {
-        let t = peer(&[]).timeout(Duration::from_millis(250)).spawn().unwrap();
+        let t = peer(&[])
+            .timeout(Duration::from_millis(250))
+            .spawn()
+            .unwrap();
         let start = Instant::now();
         let r = t.send_request("test/never", None);
         let id = r.id();
         let e = r.await.unwrap_err();
         let took = start.elapsed();
-        assert!(took >= Duration::from_millis(240) && took < Duration::from_secs(2), "{took:?}");
-        assert_eq!(e.to_string(), "MCP stdio request test/never timed out after 0.25s");
+        assert!(
+            took >= Duration::from_millis(240) && took < Duration::from_secs(2),
+            "{took:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "MCP stdio request test/never timed out after 0.25s"
+        );
         assert_eq!(e.category(), Some("timeout"));
         assert!(matches!(e, Error::Timeout { .. }));
         let lines = received(&t).await;
         let cancel = cancels(&lines);
         assert_eq!(cancel.len(), 1);
         assert_eq!(cancel[0]["params"]["requestId"], json!(id));
-        assert!(cancel[0]["params"]["reason"].as_str().unwrap().contains("timed out"));
+        assert!(cancel[0]["params"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("timed out"));
         t.close().await.unwrap();
     });
 }
@@ -107,7 +130,10 @@ fn zero_is_a_zero_limit_not_none() {
     run(10, async {
         let t = peer(&[]).timeout(Duration::ZERO).spawn().unwrap();
         let e = t.send_request("test/never", None).await.unwrap_err();
-        assert_eq!(e.to_string(), "MCP stdio request test/never timed out after 0s");
+        assert_eq!(
+            e.to_string(),
+            "MCP stdio request test/never timed out after 0s"
+        );
         t.close().await.unwrap();
     });
 }
@@ -124,7 +150,10 @@ fn set_timeout_applies_only_to_requests_sent_afterwards() {
         assert!(before.is_ok(), "kept the limit it was sent with (none)");
         assert_eq!(after.unwrap_err().category(), Some("timeout"));
         t.set_timeout(None);
-        assert!(t.send_request("test/sleep", Some(json!({"ms": 200}))).await.is_ok());
+        assert!(t
+            .send_request("test/sleep", Some(json!({"ms": 200})))
+            .await
+            .is_ok());
         t.close().await.unwrap();
     });
 }
@@ -132,7 +161,10 @@ fn set_timeout_applies_only_to_requests_sent_afterwards() {
 #[test]
 fn per_request_timeout_overrides_the_default() {
     run(10, async {
-        let t = peer(&[]).timeout(Duration::from_millis(100)).spawn().unwrap();
+        let t = peer(&[])
+            .timeout(Duration::from_millis(100))
+            .spawn()
+            .unwrap();
         let unlimited = t.send_request_with(
             "test/sleep",
             Some(json!({"ms": 300})),
@@ -154,8 +186,20 @@ fn per_request_timeout_overrides_the_default() {
 
 #[test]
 fn timeout_seconds_are_printed_in_shortest_form() {
-    let e = |ms| Error::Timeout { method: "tools/call".into(), after: Duration::from_millis(ms) };
-    assert_eq!(e(120_000).to_string(), "MCP stdio request tools/call timed out after 120s");
-    assert_eq!(e(250).to_string(), "MCP stdio request tools/call timed out after 0.25s");
-    assert_eq!(e(1_500).to_string(), "MCP stdio request tools/call timed out after 1.5s");
+    let e = |ms| Error::Timeout {
+        method: "tools/call".into(),
+        after: Duration::from_millis(ms),
+    };
+    assert_eq!(
+        e(120_000).to_string(),
+        "MCP stdio request tools/call timed out after 120s"
+    );
+    assert_eq!(
+        e(250).to_string(),
+        "MCP stdio request tools/call timed out after 0.25s"
+    );
+    assert_eq!(
+        e(1_500).to_string(),
+        "MCP stdio request tools/call timed out after 1.5s"
+    );
 }

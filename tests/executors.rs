@@ -21,11 +21,23 @@ async fn core_scenarios(spawn: impl Fn(Builder) -> Transport) {
             counter.fetch_add(1, Ordering::SeqCst);
         }));
 
-        assert_eq!(t.send_request("test/echo", Some(json!({"k": "v"}))).await.unwrap(), json!({"k": "v"}));
+        assert_eq!(
+            t.send_request("test/echo", Some(json!({"k": "v"})))
+                .await
+                .unwrap(),
+            json!({"k": "v"})
+        );
 
-        let r = t.send_request("test/notify", Some(json!({"count": 50}))).await.unwrap();
+        let r = t
+            .send_request("test/notify", Some(json!({"count": 50})))
+            .await
+            .unwrap();
         assert_eq!(r, json!({"sent": 50}));
-        assert_eq!(notes.load(Ordering::SeqCst), 50, "all notifications before the response");
+        assert_eq!(
+            notes.load(Ordering::SeqCst),
+            50,
+            "all notifications before the response"
+        );
 
         let dropped = t.send_request("test/never", None);
         let id = dropped.id();
@@ -35,18 +47,28 @@ async fn core_scenarios(spawn: impl Fn(Builder) -> Transport) {
         assert_eq!(cancels(&lines)[0]["params"], json!({"requestId": id}));
 
         let e = t
-            .send_request_with("test/never", None, RequestOptions::new().timeout(Duration::from_millis(50)))
+            .send_request_with(
+                "test/never",
+                None,
+                RequestOptions::new().timeout(Duration::from_millis(50)),
+            )
             .await
             .unwrap_err();
         assert_eq!(e.category(), Some("timeout"));
 
         let waiting = t.send_request("test/never", None);
         t.close().await.unwrap();
-        assert_eq!(waiting.await.unwrap_err().to_string(), "MCP server process exited (code 0)");
+        assert_eq!(
+            waiting.await.unwrap_err().to_string(),
+            "MCP server process exited (code 0)"
+        );
         assert!(!t.is_alive());
 
         let t = spawn(peer(&[]));
-        let e = t.send_request("test/exit", Some(json!({"code": 7, "stderr": ["bye"]}))).await.unwrap_err();
+        let e = t
+            .send_request("test/exit", Some(json!({"code": 7, "stderr": ["bye"]})))
+            .await
+            .unwrap_err();
         assert_eq!(e.to_string(), "MCP server process exited (code 7): bye");
     })
     .await;
@@ -89,8 +111,8 @@ fn smol_running_the_driver() {
 
 #[test]
 fn smol_local_executor_running_the_driver() {
-    let ex = Arc::new(smol::LocalExecutor::new());
-    let spawner = Arc::clone(&ex);
+    let ex = std::rc::Rc::new(smol::LocalExecutor::new());
+    let spawner = std::rc::Rc::clone(&ex);
     smol::block_on(ex.run(core_scenarios(move |b| {
         let (t, driver) = b.spawn_with_driver().unwrap();
         spawner.spawn(driver).detach();

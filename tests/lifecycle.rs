@@ -31,13 +31,17 @@ fn missing_program_fails_to_start() {
 #[test]
 fn program_that_is_not_executable_fails_to_start() {
     // No execute bit at all: refused even for root.
-    let path = std::env::temp_dir().join(format!("stdio-mcp-not-executable-{}", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("stdio-mcp-not-executable-{}", std::process::id()));
     std::fs::write(&path, "#!/bin/sh\n").unwrap();
     let e = start_error(Transport::builder([&path]));
     std::fs::remove_file(&path).unwrap();
     assert_eq!(
         e.to_string(),
-        format!("MCP server failed to start: cannot run {}: permission denied", path.display())
+        format!(
+            "MCP server failed to start: cannot run {}: permission denied",
+            path.display()
+        )
     );
 }
 
@@ -46,7 +50,9 @@ fn missing_working_directory_fails_to_start() {
     let e = start_error(peer(&[]).cwd("/nonexistent/dir"));
     assert_eq!(
         e.to_string(),
-        format!("MCP server failed to start: cannot run {PEER}: no such directory: /nonexistent/dir")
+        format!(
+            "MCP server failed to start: cannot run {PEER}: no such directory: /nonexistent/dir"
+        )
     );
 }
 
@@ -54,7 +60,10 @@ fn missing_working_directory_fails_to_start() {
 fn empty_command_fails_to_start() {
     let e = start_error(Transport::builder(Vec::<String>::new()));
     assert!(matches!(e, Error::EmptyCommand));
-    assert_eq!(e.to_string(), "MCP server failed to start: the command is empty");
+    assert_eq!(
+        e.to_string(),
+        "MCP server failed to start: the command is empty"
+    );
 }
 
 #[test]
@@ -70,9 +79,15 @@ fn cwd_and_env_reach_the_child() {
             .unwrap();
         let env = |name: &'static str| t.send_request("test/env", Some(json!({ "name": name })));
         assert_eq!(env("STDIO_MCP_TEST_SET").await.unwrap(), json!("set value"));
-        assert_eq!(env("STDIO_MCP_TEST_INHERITED").await.unwrap(), json!("inherited"));
+        assert_eq!(
+            env("STDIO_MCP_TEST_INHERITED").await.unwrap(),
+            json!("inherited")
+        );
         assert_eq!(env("STDIO_MCP_TEST_REMOVED").await.unwrap(), json!(null));
-        assert_eq!(t.send_request("test/cwd", None).await.unwrap(), json!("/tmp"));
+        assert_eq!(
+            t.send_request("test/cwd", None).await.unwrap(),
+            json!("/tmp")
+        );
         t.close().await.unwrap();
     });
 }
@@ -115,7 +130,10 @@ fn exit_with_a_code_fails_pending_requests_with_the_stderr_tail() {
         // After the exit, sends fail at once.
         let late = t.send_request("ping", None);
         assert_eq!(late.id(), 0);
-        assert_eq!(late.await.unwrap_err().to_string(), "MCP server process has exited");
+        assert_eq!(
+            late.await.unwrap_err().to_string(),
+            "MCP server process has exited"
+        );
         assert_eq!(
             t.send_notification("x", None).unwrap_err().to_string(),
             "MCP server process has exited"
@@ -129,7 +147,10 @@ fn exit_with_a_code_fails_pending_requests_with_the_stderr_tail() {
 fn exit_without_stderr_has_no_tail_in_the_message() {
     run(10, async {
         let t = peer(&[]).spawn().unwrap();
-        let e = t.send_request("test/exit", Some(json!({"code": 0}))).await.unwrap_err();
+        let e = t
+            .send_request("test/exit", Some(json!({"code": 0})))
+            .await
+            .unwrap_err();
         assert_eq!(e.to_string(), "MCP server process exited (code 0)");
     });
 }
@@ -139,9 +160,15 @@ fn death_by_signal_is_reported_as_such() {
     run(10, async {
         let t = peer(&[]).spawn().unwrap();
         let waiting = t.send_request("test/never", None);
-        let _ = t.send_request("test/signal", Some(json!({"signal": 9, "stderr": ["about to die"]})));
+        let _dying = t.send_request(
+            "test/signal",
+            Some(json!({"signal": 9, "stderr": ["about to die"]})),
+        );
         let e = waiting.await.unwrap_err();
-        assert_eq!(e.to_string(), "MCP server process exited (signal 9): about to die");
+        assert_eq!(
+            e.to_string(),
+            "MCP server process exited (signal 9): about to die"
+        );
         assert_eq!(t.exit_status().unwrap().signal(), Some(9));
         assert_eq!(t.exit_status().unwrap().code(), None);
     });
@@ -152,7 +179,7 @@ fn a_response_written_just_before_exit_is_delivered() {
     run(10, async {
         let t = peer(&[]).spawn().unwrap();
         let answered = t.send_request("test/echo", Some(json!("in time")));
-        let _ = t.send_request("test/exit", Some(json!({"code": 0})));
+        let _exiting = t.send_request("test/exit", Some(json!({"code": 0})));
         assert_eq!(answered.await.unwrap(), json!("in time"));
     });
 }
@@ -163,13 +190,16 @@ fn stdout_closed_while_running_fails_requests_in_bounded_time() {
         let t = peer(&["--ignore-eof"]).spawn().unwrap();
         let start = Instant::now();
         let waiting = t.send_request("test/never", None);
-        let _ = t.send_request("test/close_stdout", None);
+        let _closing = t.send_request("test/close_stdout", None);
         let e = waiting.await.unwrap_err();
         assert!(matches!(e, Error::StdoutClosed), "{e}");
         assert!(e.to_string().contains("closed its stdout"), "{e}");
         assert!(start.elapsed() < Duration::from_secs(3));
         assert!(!t.is_alive());
-        assert!(matches!(t.send_request("ping", None).await.unwrap_err(), Error::StdoutClosed));
+        assert!(matches!(
+            t.send_request("ping", None).await.unwrap_err(),
+            Error::StdoutClosed
+        ));
         // It is then closed by the ladder (it ignores EOF, so SIGTERM ends it).
         t.close().await.unwrap();
         assert_eq!(t.exit_status().unwrap().signal(), Some(libc_sigterm()));
@@ -192,13 +222,23 @@ fn stderr_is_drained_through_ten_megabytes_with_every_line_seen() {
             })
             .spawn()
             .unwrap();
-        let r = t.send_request("test/stderr", Some(json!({"bytes": 10_000_000}))).await;
+        let r = t
+            .send_request("test/stderr", Some(json!({"bytes": 10_000_000})))
+            .await;
         assert_eq!(r.unwrap(), json!({"written": 10_000_000}));
         // The answer came after the last stderr write; the lines may trail it a little.
         eventually(5, || *lines.lock().unwrap() == 100_000).await;
-        let r = t.send_request("test/stderr", Some(json!({"lines": ["crlf line\r", "last words"]}))).await;
+        let r = t
+            .send_request(
+                "test/stderr",
+                Some(json!({"lines": ["crlf line\r", "last words"]})),
+            )
+            .await;
         assert!(r.is_ok());
-        eventually(5, || t.stderr_tail().last().map(String::as_str) == Some("last words")).await;
+        eventually(5, || {
+            t.stderr_tail().last().map(String::as_str) == Some("last words")
+        })
+        .await;
         let tail = t.stderr_tail();
         assert_eq!(tail.len(), 20);
         assert_eq!(tail[18], "crlf line");
@@ -213,10 +253,14 @@ fn stderr_lines_are_decoded_lossily() {
     run(10, async {
         let seen: Arc<Mutex<Vec<String>>> = Arc::default();
         let log = Arc::clone(&seen);
-        let t = Transport::builder(["sh", "-c", "printf 'caf\\303\\251 \\377 ok\\n' >&2; printf 'no newline' >&2"])
-            .on_stderr(move |l| log.lock().unwrap().push(l.to_owned()))
-            .spawn()
-            .unwrap();
+        let t = Transport::builder([
+            "sh",
+            "-c",
+            "printf 'caf\\303\\251 \\377 ok\\n' >&2; printf 'no newline' >&2",
+        ])
+        .on_stderr(move |l| log.lock().unwrap().push(l.to_owned()))
+        .spawn()
+        .unwrap();
         t.close().await.unwrap();
         assert_eq!(*seen.lock().unwrap(), ["café \u{fffd} ok", "no newline"]);
     });
@@ -232,11 +276,17 @@ fn close_of_a_child_that_exits_on_eof_never_signals_it() {
         let closing = t.close();
         // close() takes effect at once.
         assert!(!t.is_alive());
-        assert_eq!(t.send_request("ping", None).await.unwrap_err().to_string(), "MCP server process has exited");
+        assert_eq!(
+            t.send_request("ping", None).await.unwrap_err().to_string(),
+            "MCP server process has exited"
+        );
         // What was queued before close() was still written and answered.
         assert_eq!(queued.await.unwrap(), json!("flushed first"));
         closing.await.unwrap();
-        assert!(start.elapsed() < Duration::from_secs(1), "no signal ladder for a polite child");
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "no signal ladder for a polite child"
+        );
         let status = t.exit_status().unwrap();
         assert_eq!((status.code(), status.signal()), (Some(0), None));
     });
@@ -250,7 +300,10 @@ fn close_sends_sigterm_to_a_child_that_ignores_eof() {
         let start = Instant::now();
         t.close().await.unwrap();
         let took = start.elapsed();
-        assert!(took >= Duration::from_millis(1900) && took < Duration::from_millis(3500), "{took:?}");
+        assert!(
+            took >= Duration::from_millis(1900) && took < Duration::from_millis(3500),
+            "{took:?}"
+        );
         assert_eq!(t.exit_status().unwrap().signal(), Some(15));
     });
 }
@@ -266,7 +319,10 @@ fn close_sends_sigkill_to_a_child_that_ignores_sigterm() {
         let (a, b) = futures::join!(first, second);
         let took = start.elapsed();
         assert!(a.is_ok() && b.is_ok());
-        assert!(took >= Duration::from_millis(3900) && took < Duration::from_millis(6000), "{took:?}");
+        assert!(
+            took >= Duration::from_millis(3900) && took < Duration::from_millis(6000),
+            "{took:?}"
+        );
         assert_eq!(t.exit_status().unwrap().signal(), Some(9));
         // A third call after the exit is ready at once.
         t.close().await.unwrap();
@@ -279,14 +335,19 @@ fn requests_pending_at_close_get_the_exit_error() {
         let t = peer(&[]).spawn().unwrap();
         let waiting = t.send_request("test/never", None);
         t.close().await.unwrap();
-        assert_eq!(waiting.await.unwrap_err().to_string(), "MCP server process exited (code 0)");
+        assert_eq!(
+            waiting.await.unwrap_err().to_string(),
+            "MCP server process exited (code 0)"
+        );
     });
 }
 
 #[test]
 fn dropping_the_driver_fails_requests_and_close_and_kills_the_child() {
     run(10, async {
-        let (t, driver) = peer(&["--ignore-eof", "--ignore-term"]).spawn_with_driver().unwrap();
+        let (t, driver) = peer(&["--ignore-eof", "--ignore-term"])
+            .spawn_with_driver()
+            .unwrap();
         let pid = t.pid();
         let driver_task = async {
             let driver = driver;

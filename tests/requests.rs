@@ -19,8 +19,14 @@ fn request_gets_its_result_and_ids_count_from_one() {
         assert_eq!(second.await.unwrap(), json!({}));
         // The wire form: jsonrpc 2.0, integer id, params left out when None.
         let lines = received(&t).await;
-        assert_eq!(lines[0], json!({"jsonrpc": "2.0", "id": 1, "method": "test/echo", "params": {"a": 1}}));
-        assert_eq!(lines[1], json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+        assert_eq!(
+            lines[0],
+            json!({"jsonrpc": "2.0", "id": 1, "method": "test/echo", "params": {"a": 1}})
+        );
+        assert_eq!(
+            lines[1],
+            json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        );
         t.close().await.unwrap();
     });
 }
@@ -47,7 +53,8 @@ fn null_result_is_success() {
 
 /// Asks the peer to answer with `response` (with `$ID` for the request's id).
 async fn answered_with(t: &stdio_mcp::Transport, response: &str) -> Result<Value, Error> {
-    t.send_request("test/raw", Some(json!({ "lines": [response] }))).await
+    t.send_request("test/raw", Some(json!({ "lines": [response] })))
+        .await
 }
 
 #[test]
@@ -60,16 +67,38 @@ fn every_error_shape_of_the_seed() {
         assert_eq!(e.category(), Some("mcp"));
         assert_eq!(
             e.rpc_error(),
-            Some(&RpcError { code: -32602, message: "bad args".into(), data: Some(json!({"supported": ["a"]})) })
+            Some(&RpcError {
+                code: -32602,
+                message: "bad args".into(),
+                data: Some(json!({"supported": ["a"]}))
+            })
         );
 
         let cases = [
-            (r#"{"jsonrpc":"2.0","id":$ID,"error":"plain words"}"#, "MCP stdio error response: plain words"),
-            (r#"{"jsonrpc":"2.0","id":$ID,"error":42}"#, "MCP stdio error response: 42"),
-            (r#"{"jsonrpc":"2.0","id":$ID,"error":[1,"two"]}"#, r#"MCP stdio error response: [1,"two"]"#),
-            (r#"{"jsonrpc":"2.0","id":$ID,"error":{"message":"no code"}}"#, r#"MCP stdio error response: {"message":"no code"}"#),
-            (r#"{"jsonrpc":"2.0","id":$ID,"error":null}"#, "MCP stdio invalid response: a null error and no result"),
-            (r#"{"jsonrpc":"2.0","id":$ID}"#, "MCP stdio invalid response: neither a result nor an error"),
+            (
+                r#"{"jsonrpc":"2.0","id":$ID,"error":"plain words"}"#,
+                "MCP stdio error response: plain words",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":$ID,"error":42}"#,
+                "MCP stdio error response: 42",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":$ID,"error":[1,"two"]}"#,
+                r#"MCP stdio error response: [1,"two"]"#,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":$ID,"error":{"message":"no code"}}"#,
+                r#"MCP stdio error response: {"message":"no code"}"#,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":$ID,"error":null}"#,
+                "MCP stdio invalid response: a null error and no result",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":$ID}"#,
+                "MCP stdio invalid response: neither a result nor an error",
+            ),
         ];
         for (response, expected) in cases {
             let e = answered_with(&t, response).await.unwrap_err();
@@ -78,7 +107,11 @@ fn every_error_shape_of_the_seed() {
             assert!(e.rpc_error().is_none());
         }
 
-        let ok = answered_with(&t, r#"{"jsonrpc":"2.0","id":$ID,"error":null,"result":{"fine":true}}"#).await;
+        let ok = answered_with(
+            &t,
+            r#"{"jsonrpc":"2.0","id":$ID,"error":null,"result":{"fine":true}}"#,
+        )
+        .await;
         assert_eq!(ok.unwrap(), json!({"fine": true}));
         t.close().await.unwrap();
     });
@@ -93,7 +126,10 @@ fn notifications_arrive_in_wire_order_before_a_later_response() {
             .on_notification(move |n| log.lock().unwrap().push(n.clone()))
             .spawn()
             .unwrap();
-        let r = t.send_request("test/notify", Some(json!({"count": 500}))).await.unwrap();
+        let r = t
+            .send_request("test/notify", Some(json!({"count": 500})))
+            .await
+            .unwrap();
         assert_eq!(r, json!({"sent": 500}));
         // Every notification was delivered before the response completed the future.
         let seen = seen.lock().unwrap().clone();
@@ -111,7 +147,10 @@ fn notification_without_params_has_none() {
     run(10, async {
         let seen: Arc<Mutex<Vec<Notification>>> = Arc::default();
         let log = Arc::clone(&seen);
-        let t = peer(&[]).on_notification(move |n| log.lock().unwrap().push(n.clone())).spawn().unwrap();
+        let t = peer(&[])
+            .on_notification(move |n| log.lock().unwrap().push(n.clone()))
+            .spawn()
+            .unwrap();
         let raw = t.send_request(
             "test/raw",
             Some(json!({"lines": [r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#]})),
@@ -120,7 +159,13 @@ fn notification_without_params_has_none() {
         t.send_request("ping", None).await.unwrap();
         drop(raw);
         let seen = seen.lock().unwrap().clone();
-        assert_eq!(seen, vec![Notification { method: "notifications/tools/list_changed".into(), params: None }]);
+        assert_eq!(
+            seen,
+            vec![Notification {
+                method: "notifications/tools/list_changed".into(),
+                params: None
+            }]
+        );
         t.close().await.unwrap();
     });
 }
@@ -136,7 +181,10 @@ fn server_request_answered_by_the_handler() {
             .spawn()
             .unwrap();
         let r = t
-            .send_request("test/ask", Some(json!({"method": "roots/list", "params": {"x": 1}})))
+            .send_request(
+                "test/ask",
+                Some(json!({"method": "roots/list", "params": {"x": 1}})),
+            )
             .await
             .unwrap();
         assert_eq!(r["answer"]["id"], json!("ask-1"));
@@ -149,11 +197,26 @@ fn server_request_answered_by_the_handler() {
 fn server_request_refused_by_the_handler_with_an_error() {
     run(10, async {
         let t = peer(&[])
-            .on_request(|_| Some(Err(RpcError { code: -32601, message: "nope".into(), data: Some(json!(7)) })))
+            .on_request(|_| {
+                Some(Err(RpcError {
+                    code: -32601,
+                    message: "nope".into(),
+                    data: Some(json!(7)),
+                }))
+            })
             .spawn()
             .unwrap();
-        let r = t.send_request("test/ask", Some(json!({"method": "sampling/createMessage"}))).await.unwrap();
-        assert_eq!(r["answer"]["error"], json!({"code": -32601, "message": "nope", "data": 7}));
+        let r = t
+            .send_request(
+                "test/ask",
+                Some(json!({"method": "sampling/createMessage"})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            r["answer"]["error"],
+            json!({"code": -32601, "message": "nope", "data": 7})
+        );
         t.close().await.unwrap();
     });
 }
@@ -175,9 +238,13 @@ fn server_request_answered_later_with_respond() {
         let request = asked.lock().unwrap()[0].clone();
         assert_eq!(request.id, json!("ask-1"));
         assert_eq!(request.params, None);
-        t.respond(request.id, Ok(json!({"action": "accept"}))).unwrap();
+        t.respond(request.id, Ok(json!({"action": "accept"})))
+            .unwrap();
         let r = waiting.await.unwrap();
-        assert_eq!(r["answer"], json!({"jsonrpc": "2.0", "id": "ask-1", "result": {"action": "accept"}}));
+        assert_eq!(
+            r["answer"],
+            json!({"jsonrpc": "2.0", "id": "ask-1", "result": {"action": "accept"}})
+        );
         t.close().await.unwrap();
     });
 }
@@ -188,9 +255,15 @@ fn server_request_without_a_handler_is_dropped() {
         let t = peer(&[]).spawn().unwrap();
         let waiting = t.send_request("test/ask", Some(json!({"method": "roots/list"})));
         // Nothing answers it; the connection keeps working.
-        assert_eq!(t.send_request("test/echo", Some(json!(1))).await.unwrap(), json!(1));
+        assert_eq!(
+            t.send_request("test/echo", Some(json!(1))).await.unwrap(),
+            json!(1)
+        );
         let lines = received(&t).await;
-        assert!(lines.iter().all(|l| l.get("id") != Some(&json!("ask-1"))), "{lines:?}");
+        assert!(
+            lines.iter().all(|l| l.get("id") != Some(&json!("ask-1"))),
+            "{lines:?}"
+        );
         drop(waiting);
         t.close().await.unwrap();
     });
@@ -202,7 +275,11 @@ fn noise_lines_are_discarded_visibly_and_harm_nothing() {
         let discarded: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
         let log = Arc::clone(&discarded);
         let t = peer(&["--banner"])
-            .on_discarded(move |d| log.lock().unwrap().push((d.reason.to_owned(), d.line.clone())))
+            .on_discarded(move |d| {
+                log.lock()
+                    .unwrap()
+                    .push((d.reason.to_owned(), d.line.clone()))
+            })
             .spawn()
             .unwrap();
         // A line ending in \r\n is an ordinary message.
@@ -224,10 +301,17 @@ fn noise_lines_are_discarded_visibly_and_harm_nothing() {
         // Invalid UTF-8, then a real answer.
         let mut bytes = vec![0xff, 0xfe, b'{', b'}', b'\n'];
         bytes.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":\"utf8 ok\"}\n");
-        let bad = t.send_request("test/raw_bytes", Some(json!({"bytes": bytes}))).await;
+        let bad = t
+            .send_request("test/raw_bytes", Some(json!({"bytes": bytes})))
+            .await;
         assert_eq!(bad.unwrap(), json!("utf8 ok"));
 
-        let reasons: Vec<String> = discarded.lock().unwrap().iter().map(|(r, _)| r.clone()).collect();
+        let reasons: Vec<String> = discarded
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(r, _)| r.clone())
+            .collect();
         assert_eq!(
             reasons,
             [
@@ -239,7 +323,10 @@ fn noise_lines_are_discarded_visibly_and_harm_nothing() {
                 "not valid UTF-8"
             ]
         );
-        assert_eq!(discarded.lock().unwrap()[0].1, "stdio-mcp-peer starting (this line is not JSON)");
+        assert_eq!(
+            discarded.lock().unwrap()[0].1,
+            "stdio-mcp-peer starting (this line is not JSON)"
+        );
         assert_eq!(t.discarded_lines(), 6);
         assert!(t.is_alive());
         t.close().await.unwrap();
@@ -288,7 +375,9 @@ fn a_thousand_requests_in_flight_with_random_ones_dropped() {
                 kept.push((i, r));
             }
         }
-        let results = futures::future::join_all(kept.into_iter().map(|(i, r)| async move { (i, r.await) })).await;
+        let results =
+            futures::future::join_all(kept.into_iter().map(|(i, r)| async move { (i, r.await) }))
+                .await;
         for (i, r) in results {
             assert_eq!(r.unwrap()["i"], json!(i));
         }
@@ -321,7 +410,11 @@ fn resolve_on_notification_is_refused_at_once() {
         assert_eq!(r.id(), 0);
         let e = r.await.unwrap_err();
         assert!(matches!(e, Error::ResolveOnNotification { .. }));
-        assert!(e.to_string().contains("cannot settle a request from a notification"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("cannot settle a request from a notification"),
+            "{e}"
+        );
         assert_eq!(e.category(), None);
         // Nothing was written for it.
         let lines = received(&t).await;
@@ -336,7 +429,11 @@ fn header_params_are_accepted_and_ignored() {
         let t = peer(&[]).spawn().unwrap();
         assert!(!t.mirrors_header_params());
         let r = t
-            .send_request_with("test/echo", Some(json!(3)), RequestOptions::new().header_params(json!({"x": 1})))
+            .send_request_with(
+                "test/echo",
+                Some(json!(3)),
+                RequestOptions::new().header_params(json!({"x": 1})),
+            )
             .await;
         assert_eq!(r.unwrap(), json!(3));
         t.close().await.unwrap();
@@ -347,8 +444,10 @@ fn header_params_are_accepted_and_ignored() {
 fn notifications_to_the_server_are_written_in_call_order() {
     run(10, async {
         let t = peer(&[]).spawn().unwrap();
-        t.send_notification("notifications/initialized", None).unwrap();
-        t.send_notification("notifications/roots/list_changed", Some(json!({"n": 1}))).unwrap();
+        t.send_notification("notifications/initialized", None)
+            .unwrap();
+        t.send_notification("notifications/roots/list_changed", Some(json!({"n": 1})))
+            .unwrap();
         let lines = received(&t).await;
         assert_eq!(
             lines,
@@ -368,7 +467,9 @@ fn handler_panic_is_contained() {
             .on_notification(|_| panic!("a careless handler"))
             .spawn()
             .unwrap();
-        let r = t.send_request("test/notify", Some(json!({"count": 3}))).await;
+        let r = t
+            .send_request("test/notify", Some(json!({"count": 3})))
+            .await;
         assert_eq!(r.unwrap(), json!({"sent": 3}));
         assert!(t.is_alive());
         t.close().await.unwrap();

@@ -34,7 +34,10 @@ pub fn run<T>(secs: u64, fut: impl Future<Output = T>) -> T {
 
 /// The lines the peer has read so far, parsed (non-JSON lines as strings).
 pub async fn received(t: &Transport) -> Vec<Value> {
-    let lines = t.send_request("test/received", None).await.expect("test/received");
+    let lines = t
+        .send_request("test/received", None)
+        .await
+        .expect("test/received");
     lines
         .as_array()
         .expect("an array")

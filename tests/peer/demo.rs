@@ -16,7 +16,11 @@ pub fn handle(
     Some(match method {
         "initialize" => {
             let asked = params["protocolVersion"].as_str().unwrap_or("");
-            let agreed = if REVISIONS.contains(&asked) { asked } else { REVISIONS[0] };
+            let agreed = if REVISIONS.contains(&asked) {
+                asked
+            } else {
+                REVISIONS[0]
+            };
             Ok(json!({
                 "protocolVersion": agreed,
                 "capabilities": { "tools": { "listChanged": false } },

@@ -155,7 +155,10 @@ impl Peer {
             }
         };
         let id = message.get("id").cloned();
-        let method = message.get("method").and_then(Value::as_str).map(str::to_owned);
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         match (id, method) {
             (Some(id), Some(method)) => {
                 let params = message.get("params").cloned().unwrap_or(Value::Null);
@@ -179,7 +182,10 @@ impl Peer {
     fn request(&mut self, id: Value, method: &str, params: Value) {
         let out = Arc::clone(&self.out);
         let mut notify = |method: &str, params: Value| {
-            send(&out, &json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+            send(
+                &out,
+                &json!({ "jsonrpc": "2.0", "method": method, "params": params }),
+            );
         };
         if let Some(outcome) = demo::handle(method, &params, &mut notify) {
             return answer(&self.out, &id, outcome);
@@ -201,7 +207,10 @@ impl Peer {
             "test/raw" => {
                 // Writes each given line verbatim, `$ID` replaced by this request's id.
                 for line in params["lines"].as_array().into_iter().flatten() {
-                    let line = line.as_str().unwrap_or_default().replace("$ID", &id.to_string());
+                    let line = line
+                        .as_str()
+                        .unwrap_or_default()
+                        .replace("$ID", &id.to_string());
                     write_line(&self.out, &line);
                 }
                 return;
@@ -265,7 +274,8 @@ impl Peer {
                 let ask_id = format!("ask-{}", self.next_ask);
                 self.next_ask += 1;
                 self.asks.insert(ask_id.clone(), id);
-                let mut request = json!({ "jsonrpc": "2.0", "id": ask_id, "method": params["method"] });
+                let mut request =
+                    json!({ "jsonrpc": "2.0", "id": ask_id, "method": params["method"] });
                 if !params["params"].is_null() {
                     request["params"] = params["params"].clone();
                 }
@@ -281,7 +291,9 @@ impl Peer {
             "test/cwd" => Ok(json!(env::current_dir()
                 .map(|d| d.display().to_string())
                 .unwrap_or_default())),
-            "test/huge" => Ok(json!("x".repeat(params["bytes"].as_u64().unwrap_or(0) as usize))),
+            "test/huge" => Ok(json!(
+                "x".repeat(params["bytes"].as_u64().unwrap_or(0) as usize)
+            )),
             _ => Err((-32601, format!("Method not found: {method}"))),
         };
         answer(&self.out, &id, outcome);

@@ -1,0 +1,128 @@
+//! Start an MCP server, list its tools, call one, and close it.
+//!
+//! ```text
+//! cargo run --example quickstart                      # against the demo server in this repo
+//! cargo run --example quickstart -- npx -y @modelcontextprotocol/server-everything
+//! ```
+//!
+//! With no command, the example starts itself again as the demo server
+//! (`tests/peer/demo.rs`), so it needs nothing installed.
+
+#[path = "../tests/peer/demo.rs"]
+mod demo;
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use stdio_mcp::Transport;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--serve") {
+        serve_demo();
+        return Ok(());
+    }
+    let command = if args.is_empty() {
+        vec![
+            std::env::current_exe()?.display().to_string(),
+            "--serve".into(),
+        ]
+    } else {
+        args
+    };
+    println!("starting: {}", command.join(" "));
+    futures::executor::block_on(run(command))
+}
+
+async fn run(command: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
+    let transport = Transport::builder(&command)
+        .timeout(Duration::from_secs(60))
+        .on_stderr(|line| eprintln!("[server stderr] {line}"))
+        .on_notification(|n| {
+            println!(
+                "  notification {}: {}",
+                n.method,
+                n.params.clone().unwrap_or(Value::Null)
+            )
+        })
+        .spawn()?;
+
+    let init = transport
+        .send_request(
+            "initialize",
+            Some(json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": { "name": "stdio-mcp-quickstart", "version": env!("CARGO_PKG_VERSION") }
+            })),
+        )
+        .await?;
+    transport.send_notification("notifications/initialized", None)?;
+    println!(
+        "server: {} {} (protocol {})",
+        init["serverInfo"]["name"], init["serverInfo"]["version"], init["protocolVersion"]
+    );
+
+    let tools = transport.send_request("tools/list", None).await?;
+    let tools = tools["tools"].as_array().cloned().unwrap_or_default();
+    println!("{} tools:", tools.len());
+    for tool in &tools {
+        println!(
+            "  {:<30} {}",
+            tool["name"].as_str().unwrap_or("?"),
+            tool["description"].as_str().unwrap_or("")
+        );
+    }
+
+    if tools.iter().any(|t| t["name"] == "echo") {
+        let result = transport
+            .send_request(
+                "tools/call",
+                Some(json!({ "name": "echo", "arguments": { "message": "hello from stdio-mcp" } })),
+            )
+            .await?;
+        println!("echo -> {}", result["content"][0]["text"]);
+    }
+
+    transport.close().await?;
+    println!(
+        "closed: {}",
+        transport
+            .exit_status()
+            .map_or("?".into(), |s| s.to_string())
+    );
+    Ok(())
+}
+
+/// The demo server: one JSON-RPC message per line on stdin, answers on stdout.
+fn serve_demo() {
+    let stdout = std::io::stdout();
+    let send = |message: Value| {
+        let mut out = stdout.lock();
+        let _ = writeln!(out, "{message}");
+        let _ = out.flush();
+    };
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let (Some(id), Some(method)) = (message.get("id").cloned(), message["method"].as_str())
+        else {
+            continue; // a notification or a response: nothing to answer
+        };
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let mut notify = |method: &str, params: Value| {
+            send(json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+        };
+        let outcome = demo::handle(method, &params, &mut notify)
+            .unwrap_or_else(|| Err((-32601, format!("Method not found: {method}"))));
+        send(match outcome {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err((code, message)) => {
+                json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+            }
+        });
+    }
+}
