@@ -93,7 +93,7 @@ fn cwd_and_env_reach_the_child() {
 }
 
 #[test]
-fn env_clear_passes_only_what_is_set_afterwards() {
+fn env_clear_passes_only_what_is_set_afterwards_and_no_secret() {
     run(10, async {
         std::env::set_var("STDIO_MCP_TEST_SECRET", "do not leak");
         let t = peer(&[])

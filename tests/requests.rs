@@ -475,3 +475,48 @@ fn handler_panic_is_contained() {
         t.close().await.unwrap();
     });
 }
+
+#[test]
+fn lines_from_many_threads_are_never_interleaved() {
+    run(30, async {
+        let t = peer(&[]).spawn().unwrap();
+        let threads: Vec<_> = (0..8)
+            .map(|thread| {
+                let t = t.clone();
+                std::thread::spawn(move || {
+                    let requests: Vec<_> = (0..100)
+                        .map(|i| {
+                            let payload = format!("{thread}-{i}-{}", "p".repeat(10_000));
+                            (
+                                payload.clone(),
+                                t.send_request("test/echo", Some(json!(payload))),
+                            )
+                        })
+                        .collect();
+                    futures::executor::block_on(async {
+                        for (payload, r) in requests {
+                            assert_eq!(r.await.unwrap(), json!(payload));
+                        }
+                    });
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert_eq!(t.discarded_lines(), 0);
+        t.close().await.unwrap();
+    });
+}
+
+#[test]
+fn public_types_are_send_sync_and_debug() {
+    fn send_sync<T: Send + Sync + std::fmt::Debug>() {}
+    fn send_static<T: Send + 'static + std::fmt::Debug>() {}
+    send_sync::<stdio_mcp::Transport>();
+    send_sync::<stdio_mcp::Error>();
+    send_static::<stdio_mcp::PendingRequest>();
+    send_static::<stdio_mcp::Driver>();
+    send_static::<stdio_mcp::Close>();
+    send_static::<stdio_mcp::Builder>();
+}
