@@ -186,21 +186,24 @@ impl Inner {
     /// Takes the queue (registering for the next push) and writes as much as the pipe takes.
     fn flush(&mut self, cx: &mut Context<'_>) {
         loop {
-            if self.written == self.writing.len() {
+            let idle = self.written == self.writing.len();
+            if idle {
                 self.writing.clear();
                 self.written = 0;
-                let mut state = self.shared.lock();
-                match &state.driver_waker {
-                    Some(w) if w.will_wake(cx.waker()) => {}
-                    _ => state.driver_waker = Some(cx.waker().clone()),
-                }
+            }
+            let mut state = self.shared.lock();
+            match &state.driver_waker {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => state.driver_waker = Some(cx.waker().clone()),
+            }
+            if idle {
                 // One swap takes every queued line: one write for all of them.
                 std::mem::swap(&mut self.writing, &mut state.outgoing);
-                let close = state.close_requested || self.shared.handles() == 0;
-                drop(state);
-                if close {
-                    self.start_close();
-                }
+            }
+            let close = state.close_requested || self.shared.handles() == 0;
+            drop(state);
+            if close {
+                self.start_close();
             }
             let Some(stdin) = self.stdin.as_mut() else {
                 // Nowhere to write: the child no longer takes input.
@@ -392,6 +395,15 @@ impl Inner {
             let drained = self.stdout.is_none() && self.stderr.is_none();
             if !drained && !grace_over {
                 return Poll::Pending;
+            }
+            if !drained && self.process_group {
+                // The leader is gone but something still holds its pipes: what is
+                // left of its group (a server behind a wrapper) goes with it.
+                // SAFETY: kill(2) takes plain integers; a group id is not reused
+                // while any process of the group lives.
+                unsafe {
+                    libc::kill(-(self.shared.pid as libc::pid_t), libc::SIGKILL);
+                }
             }
             self.finish(status);
             return Poll::Ready(());

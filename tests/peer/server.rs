@@ -255,6 +255,12 @@ impl Peer {
                     let _ = writeln!(err, "{}", line.as_str().unwrap_or_default());
                 }
                 let _ = err.flush();
+                if let Some(partial) = params["stdout"].as_str() {
+                    // Dies in the middle of a line: no newline after it.
+                    let mut out = self.out.lock().unwrap();
+                    let _ = out.write_all(partial.as_bytes());
+                    let _ = out.flush();
+                }
                 if let Some(signal) = params["signal"].as_i64() {
                     // SAFETY: raising a signal at ourselves has no preconditions.
                     unsafe {
