@@ -1,0 +1,102 @@
+//! Process groups and the parent-death signal: no server outlives its host.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::{eventually, peer, process_state, run};
+
+/// Dead means gone, or a zombie waiting for whoever adopted it.
+fn dead(pid: u32) -> bool {
+    matches!(process_state(pid), None | Some('Z'))
+}
+
+fn grandchild_pid(t: &stdio_mcp::Transport) -> Option<u32> {
+    t.stderr_tail()
+        .iter()
+        .find_map(|l| l.strip_prefix("grandchild ").and_then(|p| p.parse().ok()))
+}
+
+#[test]
+fn process_group_close_takes_down_a_wrapped_grandchild() {
+    run(15, async {
+        let t = peer(&["--grandchild", "--ignore-eof"]).process_group(true).spawn().unwrap();
+        t.send_request("ping", None).await.unwrap();
+        eventually(5, || grandchild_pid(&t).is_some()).await;
+        let grandchild = grandchild_pid(&t).unwrap();
+        assert!(!dead(grandchild));
+        t.close().await.unwrap();
+        assert_eq!(t.exit_status().unwrap().signal(), Some(15));
+        eventually(5, || dead(grandchild)).await;
+    });
+}
+
+#[test]
+fn process_group_kills_leftovers_when_the_wrapper_exits_on_eof() {
+    run(15, async {
+        // The wrapper exits politely on EOF but its grandchild keeps the pipes open.
+        let t = peer(&["--grandchild"]).process_group(true).spawn().unwrap();
+        t.send_request("ping", None).await.unwrap();
+        eventually(5, || grandchild_pid(&t).is_some()).await;
+        let grandchild = grandchild_pid(&t).unwrap();
+        t.close().await.unwrap();
+        assert_eq!(t.exit_status().unwrap().code(), Some(0));
+        eventually(5, || dead(grandchild)).await;
+    });
+}
+
+#[test]
+fn without_a_group_the_grandchild_survives_which_is_why_the_option_exists() {
+    run(15, async {
+        let t = peer(&["--grandchild", "--ignore-eof"]).spawn().unwrap();
+        t.send_request("ping", None).await.unwrap();
+        eventually(5, || grandchild_pid(&t).is_some()).await;
+        let grandchild = grandchild_pid(&t).unwrap();
+        // The close still finishes: the pipes the grandchild holds do not hang it.
+        t.close().await.unwrap();
+        assert!(!dead(grandchild), "only the direct child was signalled");
+        let _ = Command::new("kill").arg("-9").arg(grandchild.to_string()).status();
+        eventually(5, || dead(grandchild)).await;
+    });
+}
+
+/// Run as a separate process by the test below: spawns a server with
+/// `kill_on_parent_death`, prints its pid, and waits to be killed.
+#[test]
+fn host_helper_for_parent_death() {
+    if std::env::var_os("STDIO_MCP_HOST_HELPER").is_none() {
+        return; // only meaningful as the child of the test below
+    }
+    let t = peer(&["--ignore-eof", "--ignore-term"])
+        .kill_on_parent_death(true)
+        .spawn()
+        .unwrap();
+    println!("server-pid {}", t.pid());
+    std::thread::sleep(Duration::from_secs(30));
+}
+
+#[test]
+fn kill_on_parent_death_takes_the_server_down_with_a_crashed_host() {
+    run(20, async {
+        use std::io::{BufRead, BufReader};
+        let mut host = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "host_helper_for_parent_death", "--nocapture", "--test-threads=1"])
+            .env("STDIO_MCP_HOST_HELPER", "1")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(host.stdout.take().unwrap()).lines();
+        let server = loop {
+            let line = lines.next().expect("the host printed the server pid").unwrap();
+            // libtest prints "test NAME ... " before the helper's own output.
+            if let Some((_, pid)) = line.split_once("server-pid ") {
+                break pid.trim().parse::<u32>().unwrap();
+            }
+        };
+        assert!(!dead(server));
+        host.kill().unwrap(); // SIGKILL: the host gets no chance to clean up
+        host.wait().unwrap();
+        eventually(5, || dead(server)).await;
+    });
+}
