@@ -142,7 +142,10 @@ impl Future for Driver {
             return Poll::Ready(());
         };
         if inner.poll_once(cx).is_ready() {
+            // Let go of the child's handles before telling `close()` it is over.
+            let shared = Arc::clone(&inner.shared);
             this.inner = None;
+            shared.finished.notify(usize::MAX);
             return Poll::Ready(());
         }
         Poll::Pending
@@ -441,7 +444,6 @@ impl Inner {
             wakers
         };
         wakers.into_iter().for_each(Waker::wake);
-        self.shared.finished.notify(usize::MAX);
     }
 
     /// The driver was dropped before the child exited: kill it, fail what waits.

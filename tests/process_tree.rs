@@ -21,7 +21,10 @@ fn grandchild_pid(t: &stdio_mcp::Transport) -> Option<u32> {
 #[test]
 fn process_group_close_takes_down_a_wrapped_grandchild() {
     run(15, async {
-        let t = peer(&["--grandchild", "--ignore-eof"]).process_group(true).spawn().unwrap();
+        let t = peer(&["--grandchild", "--ignore-eof"])
+            .process_group(true)
+            .spawn()
+            .unwrap();
         t.send_request("ping", None).await.unwrap();
         eventually(5, || grandchild_pid(&t).is_some()).await;
         let grandchild = grandchild_pid(&t).unwrap();
@@ -56,7 +59,10 @@ fn without_a_group_the_grandchild_survives_which_is_why_the_option_exists() {
         // The close still finishes: the pipes the grandchild holds do not hang it.
         t.close().await.unwrap();
         assert!(!dead(grandchild), "only the direct child was signalled");
-        let _ = Command::new("kill").arg("-9").arg(grandchild.to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-9")
+            .arg(grandchild.to_string())
+            .status();
         eventually(5, || dead(grandchild)).await;
     });
 }
@@ -81,14 +87,22 @@ fn kill_on_parent_death_takes_the_server_down_with_a_crashed_host() {
     run(20, async {
         use std::io::{BufRead, BufReader};
         let mut host = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "host_helper_for_parent_death", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "host_helper_for_parent_death",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("STDIO_MCP_HOST_HELPER", "1")
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(host.stdout.take().unwrap()).lines();
         let server = loop {
-            let line = lines.next().expect("the host printed the server pid").unwrap();
+            let line = lines
+                .next()
+                .expect("the host printed the server pid")
+                .unwrap();
             // libtest prints "test NAME ... " before the helper's own output.
             if let Some((_, pid)) = line.split_once("server-pid ") {
                 break pid.trim().parse::<u32>().unwrap();
