@@ -59,6 +59,8 @@ mod exit;
 mod framing;
 mod message;
 mod pending;
+#[cfg(any(test, feature = "fuzzing"))]
+mod replay;
 mod route;
 mod shared;
 mod transport;
@@ -71,6 +73,13 @@ pub use exit::ExitStatus;
 pub use message::{DiscardedLine, Notification, ServerRequest};
 pub use pending::{PendingRequest, RequestOptions};
 pub use transport::Transport;
+
+/// Internal entry points for the fuzzer (`fuzz/`); not part of the API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::replay::replay;
+}
 
 /// Re-exported so handlers and params can be written without a direct dependency.
 pub use serde_json::{json, Value};
