@@ -4,7 +4,6 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -229,16 +228,21 @@ impl Builder {
         if self.kill_on_parent_death {
             set_parent_death_signal(&mut command);
         }
+        let start_error = |e: io::Error| start_error(&program_name, self.cwd.as_deref(), &e);
+        let (child_ends, parent_ends) = crate::pipes::make().map_err(start_error)?;
+        // The command (and with it the child's ends of the pipes) is dropped right
+        // after the spawn, so the pipes reach their end when the child closes them.
         let child = async_process::Command::from(command)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stdin(child_ends.stdin)
+            .stdout(child_ends.stdout)
+            .stderr(child_ends.stderr)
             .spawn()
-            .map_err(|e| start_error(&program_name, self.cwd.as_deref(), &e))?;
+            .map_err(start_error)?;
 
         let shared = Arc::new(Shared::new(child.id(), self.timeout));
         let driver = Driver::new(
             child,
+            parent_ends,
             Arc::clone(&shared),
             self.handlers,
             self.max_message_size,

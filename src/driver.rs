@@ -6,19 +6,20 @@
 
 use std::fmt;
 use std::future::Future;
-use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use async_io::Timer;
-use async_process::{Child, ChildStderr, ChildStdin, ChildStdout};
-use futures::io::{AsyncRead, AsyncWrite};
+use async_process::Child;
+use futures::io::AsyncWrite;
 
 use crate::error::Error;
 use crate::exit::ExitStatus;
+use crate::exit_watch::ExitWatch;
 use crate::framing::{Line, LineBuffer};
+use crate::pipes::{ParentEnds, ReadPipe, WritePipe};
 pub(crate) use crate::route::Handlers;
 use crate::route::Router;
 use crate::shared::Shared;
@@ -33,11 +34,11 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 const EOF_GRACE: Duration = Duration::from_millis(500);
 /// The longest stderr line kept; the rest of a longer one is dropped.
 const STDERR_LINE_LIMIT: usize = 64 * 1024;
+/// A write buffer larger than this is freed once written, not kept for reuse.
+const KEEP_WRITE_BUFFER: usize = 64 * 1024;
 /// Reads per pipe per poll before yielding, so one chatty child cannot starve
 /// the other transports on the shared thread.
 const READS_PER_POLL: usize = 32;
-
-type ExitFuture = Pin<Box<dyn Future<Output = io::Result<std::process::ExitStatus>> + Send>>;
 
 /// The future that runs one child's I/O: writes queued lines, reads and routes
 /// stdout, drains stderr, reaps the exit and carries out `close`.
@@ -69,10 +70,10 @@ struct Inner {
     router: Router,
     child: Child,
     process_group: bool,
-    stdin: Option<ChildStdin>,
-    stdout: Option<ChildStdout>,
-    stderr: Option<ChildStderr>,
-    exit: ExitFuture,
+    stdin: Option<WritePipe>,
+    stdout: Option<ReadPipe>,
+    stderr: Option<ReadPipe>,
+    exit: ExitWatch,
     exited: Option<ExitStatus>,
     /// Bytes taken from the queue and not yet all written.
     writing: Vec<u8>,
@@ -100,16 +101,16 @@ enum Rung {
 impl Driver {
     pub(crate) fn new(
         mut child: Child,
+        pipes: ParentEnds,
         shared: Arc<Shared>,
         handlers: Handlers,
         max_message_size: usize,
         process_group: bool,
     ) -> Self {
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
-        // `status()` would close stdin if it still held it; it was taken above.
-        let exit = Box::pin(child.status());
+        let stdin = Some(pipes.stdin);
+        let stdout = Some(pipes.stdout);
+        let stderr = Some(pipes.stderr);
+        let exit = ExitWatch::new(Box::pin(child.status()));
         Driver {
             inner: Some(Box::new(Inner {
                 router: Router::new(Arc::clone(&shared), handlers),
@@ -191,6 +192,10 @@ impl Inner {
         loop {
             let idle = self.written == self.writing.len();
             if idle {
+                if self.writing.capacity() > KEEP_WRITE_BUFFER {
+                    // A burst is over: give its memory back rather than keep it idle.
+                    self.writing = Vec::new();
+                }
                 self.writing.clear();
                 self.written = 0;
             }
@@ -241,7 +246,7 @@ impl Inner {
         };
         for _ in 0..READS_PER_POLL {
             let spare = self.stdout_lines.spare();
-            match Pin::new(&mut *stdout).poll_read(cx, spare) {
+            match stdout.poll_read(cx, spare) {
                 Poll::Pending => return,
                 Poll::Ready(Ok(n)) if n > 0 => {
                     self.stdout_lines.filled(n);
@@ -284,7 +289,7 @@ impl Inner {
         };
         for _ in 0..READS_PER_POLL {
             let spare = self.stderr_lines.spare();
-            match Pin::new(&mut *stderr).poll_read(cx, spare) {
+            match stderr.poll_read(cx, spare) {
                 Poll::Pending => return,
                 Poll::Ready(Ok(n)) if n > 0 => {
                     self.stderr_lines.filled(n);
@@ -309,11 +314,9 @@ impl Inner {
         if self.exited.is_some() {
             return;
         }
-        let Poll::Ready(result) = self.exit.as_mut().poll(cx) else {
+        let Poll::Ready(status) = self.exit.poll(cx) else {
             return;
         };
-        // The reaper cannot fail for a child we spawned; if it does, call it unknown.
-        let status = result.map_or(ExitStatus::unknown(), ExitStatus::from);
         self.exited = Some(status);
         self.stdin = None;
         {

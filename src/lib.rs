@@ -56,9 +56,11 @@ mod close;
 mod driver;
 mod error;
 mod exit;
+mod exit_watch;
 mod framing;
 mod message;
 mod pending;
+mod pipes;
 #[cfg(any(test, feature = "fuzzing"))]
 mod replay;
 mod route;

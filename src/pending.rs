@@ -166,7 +166,7 @@ impl Future for PendingRequest {
                     _ => *waker = Some(cx.waker().clone()),
                 },
                 Some(Slot::Answered(_)) => {
-                    let Some(Slot::Answered(outcome)) = state.pending.remove(&id) else {
+                    let Some(Slot::Answered(outcome)) = state.remove_pending(id) else {
                         unreachable!()
                     };
                     drop(state);
@@ -210,7 +210,7 @@ impl Drop for PendingRequest {
 /// queues `notifications/cancelled`. Returns the answer if one had arrived.
 fn cancel(shared: &Shared, id: u64, reason: Option<&str>) -> Option<Result<Value, Error>> {
     let mut state = shared.lock();
-    match state.pending.remove(&id) {
+    match state.remove_pending(id) {
         Some(Slot::Answered(outcome)) => Some(outcome),
         Some(Slot::Waiting(_)) if state.can_write() => {
             push_cancel(&mut state.outgoing, id, reason);

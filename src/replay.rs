@@ -25,15 +25,20 @@ pub fn replay(data: &[u8], chunks: &[usize], limit: usize) -> Vec<String> {
         let events = Arc::clone(&events);
         move |text: String| events.lock().unwrap().push(format!("{prefix} {text}"))
     };
-    let (notification, request, discarded) = (log("notification"), log("request"), log("discarded"));
+    let (notification, request, discarded) =
+        (log("notification"), log("request"), log("discarded"));
     let handlers = Handlers {
         stderr: None,
-        notification: Some(Box::new(move |n| notification(format!("{} {:?}", n.method, n.params)))),
+        notification: Some(Box::new(move |n| {
+            notification(format!("{} {:?}", n.method, n.params))
+        })),
         request: Some(Box::new(move |r| {
             request(format!("{} {} {:?}", r.id, r.method, r.params));
             None
         })),
-        discarded: Some(Box::new(move |d| discarded(format!("{} {:?}", d.reason, d.line)))),
+        discarded: Some(Box::new(move |d| {
+            discarded(format!("{} {:?}", d.reason, d.line))
+        })),
     };
     let mut router = Router::new(Arc::clone(&shared), handlers);
     let mut lines = LineBuffer::new(limit);
@@ -115,16 +120,26 @@ mod tests {
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
-            let chunks: Vec<usize> = (0..16).map(|i| 1 + ((rng >> (i * 4)) % 97) as usize).collect();
-            assert_eq!(replay(&stream, &chunks, 1 << 20), whole, "round {round}, chunks {chunks:?}");
-            assert_eq!(replay(&stream, &[1], 1 << 20), whole, "round {round}, byte by byte");
+            let chunks: Vec<usize> = (0..16)
+                .map(|i| 1 + ((rng >> (i * 4)) % 97) as usize)
+                .collect();
+            assert_eq!(
+                replay(&stream, &chunks, 1 << 20),
+                whole,
+                "round {round}, chunks {chunks:?}"
+            );
+            assert_eq!(
+                replay(&stream, &[1], 1 << 20),
+                whole,
+                "round {round}, byte by byte"
+            );
         }
     }
 
     #[test]
     fn an_over_long_line_stops_the_replay_in_any_chunks() {
         let mut stream = b"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n".to_vec();
-        stream.extend(std::iter::repeat(b'x').take(5000));
+        stream.extend(std::iter::repeat_n(b'x', 5000));
         stream.push(b'\n');
         let whole = replay(&stream, &[usize::MAX], 100);
         assert_eq!(whole[0], "notification a None");

@@ -121,6 +121,17 @@ impl State {
         self.driver_waker.take()
     }
 
+    /// Removes request `id`'s slot. A map that grew for a burst of requests is
+    /// shrunk once it is mostly empty, so memory returns after the burst.
+    pub(crate) fn remove_pending(&mut self, id: u64) -> Option<Slot> {
+        let slot = self.pending.remove(&id);
+        let (len, capacity) = (self.pending.len(), self.pending.capacity());
+        if capacity > 1024 && len * 8 < capacity {
+            self.pending.shrink_to(len * 2);
+        }
+        slot
+    }
+
     pub(crate) fn push_stderr_line(&mut self, line: &str) {
         if line.is_empty() {
             return;

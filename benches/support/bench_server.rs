@@ -1,0 +1,87 @@
+//! `stdio-mcp-bench-server`: a fast, std-only MCP server for the benchmarks.
+//!
+//! It answers `initialize`, `ping` and `tools/call` with the tools `echo`
+//! (returns its arguments), `blob` (a text of `bytes` bytes) and `notify`
+//! (`count` progress notifications, then its result). Answers are buffered and
+//! flushed whenever no more input is waiting, so pipelined requests cost few writes.
+
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+#[derive(Deserialize)]
+struct Request {
+    id: Option<Value>,
+    method: String,
+    #[serde(default)]
+    params: Value,
+}
+
+fn main() -> io::Result<()> {
+    let mut input = BufReader::with_capacity(64 * 1024, io::stdin().lock());
+    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let mut line = Vec::new();
+    loop {
+        // Flush before we could block on input: never sit on an answer.
+        if input.buffer().is_empty() {
+            out.flush()?;
+        }
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        let Ok(request) = serde_json::from_slice::<Request>(&line) else {
+            continue;
+        };
+        let Some(id) = request.id else {
+            continue; // a notification
+        };
+        let result = match request.method.as_str() {
+            "initialize" => json!({
+                "protocolVersion": request.params["protocolVersion"].as_str().unwrap_or("2025-11-25"),
+                "capabilities": { "tools": {} },
+                "serverInfo": { "name": "stdio-mcp-bench-server", "version": "1" }
+            }),
+            "ping" => json!({}),
+            "tools/call" => {
+                let args = &request.params["arguments"];
+                match request.params["name"].as_str() {
+                    Some("blob") => {
+                        let text = "x".repeat(args["bytes"].as_u64().unwrap_or(0) as usize);
+                        json!({ "content": [{ "type": "text", "text": text }] })
+                    }
+                    Some("notify") => {
+                        let token = &request.params["_meta"]["progressToken"];
+                        for i in 0..args["count"].as_u64().unwrap_or(0) {
+                            let params = json!({ "progressToken": token, "progress": i });
+                            let note = json!({ "jsonrpc": "2.0", "method": "notifications/progress", "params": params });
+                            write_line(&mut out, &note)?;
+                        }
+                        json!({ "content": [{ "type": "text", "text": "done" }] })
+                    }
+                    _ => json!({ "content": [{ "type": "text", "text": args.to_string() }] }),
+                }
+            }
+            // Held: never answered (the scale bench keeps many requests pending).
+            "bench/hold" => continue,
+            _ => {
+                let error = json!({ "code": -32601, "message": "Method not found" });
+                write_line(
+                    &mut out,
+                    &json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+                )?;
+                continue;
+            }
+        };
+        write_line(
+            &mut out,
+            &json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        )?;
+    }
+}
+
+fn write_line(out: &mut impl Write, message: &Value) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, message)?;
+    out.write_all(b"\n")
+}

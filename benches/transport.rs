@@ -1,0 +1,690 @@
+//! `cargo bench`: stdio-mcp against a blocking std client ("raw"), in the same run.
+//!
+//! Every workload is measured three ways against the same fast std server
+//! (`benches/support/bench_server.rs`):
+//! - `raw`: blocking std pipes, hand framing, serde_json — the practical limit;
+//! - `thread`: stdio-mcp with its default background thread;
+//! - `local`: stdio-mcp with the driver on the caller's single-threaded executor
+//!   (`async_io::block_on`).
+//!
+//! The parent process runs the whole set twice, as children of its own: pinned to
+//! CPU 0 (`taskset -c 0`) and unpinned, and prints one table. Judge on pinned:
+//! a wake-up across CPUs costs tens of microseconds on a small VM.
+//!
+//! `BENCH_QUICK=1` shrinks every workload for a fast look.
+
+use std::env;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::future::{select, Either};
+use futures::stream::{FuturesUnordered, StreamExt};
+use serde_json::{json, Value};
+use stdio_mcp::{Builder, Transport};
+
+const SERVER: &str = env!("CARGO_BIN_EXE_stdio-mcp-bench-server");
+
+fn quick() -> bool {
+    env::var_os("BENCH_QUICK").is_some()
+}
+
+fn scaled(full: u64, quick_value: u64) -> u64 {
+    if quick() {
+        quick_value
+    } else {
+        full
+    }
+}
+
+fn server() -> Builder {
+    Transport::builder([SERVER])
+}
+
+// ---------- raw: the blocking baseline ----------
+
+struct Raw {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    line: Vec<u8>,
+    out: Vec<u8>,
+    next_id: u64,
+}
+
+impl Raw {
+    fn start() -> Raw {
+        let mut child = Command::new(SERVER)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("bench server");
+        Raw {
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::with_capacity(64 * 1024, child.stdout.take().unwrap()),
+            child,
+            line: Vec::new(),
+            out: Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, method: &str, params: &Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.out.clear();
+        serde_json::to_writer(
+            &mut self.out,
+            &json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }),
+        )
+        .unwrap();
+        self.out.push(b'\n');
+        self.stdin.write_all(&self.out).unwrap();
+        id
+    }
+
+    /// Reads until a response; returns it and the number of notifications before it.
+    fn receive(&mut self) -> (Value, u64) {
+        let mut notifications = 0;
+        loop {
+            self.line.clear();
+            self.stdout.read_until(b'\n', &mut self.line).unwrap();
+            let message: Value = serde_json::from_slice(&self.line).unwrap();
+            if message.get("id").is_some() {
+                return (message["result"].clone(), notifications);
+            }
+            notifications += 1;
+        }
+    }
+
+    fn request(&mut self, method: &str, params: &Value) -> (Value, u64) {
+        self.send(method, params);
+        self.receive()
+    }
+
+    fn close(mut self) {
+        drop(self.stdin);
+        self.child.wait().unwrap();
+    }
+}
+
+// ---------- running stdio-mcp both ways ----------
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Thread,
+    Local,
+}
+
+/// Runs `work` against a fresh transport in `mode`, then closes it.
+fn run<T, F, Fut>(mode: Mode, builder: Builder, work: F) -> T
+where
+    F: FnOnce(Transport) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    match mode {
+        Mode::Thread => {
+            let t = builder.spawn().unwrap();
+            let closer = t.clone();
+            let out = futures::executor::block_on(work(t));
+            futures::executor::block_on(closer.close()).unwrap();
+            out
+        }
+        Mode::Local => async_io::block_on(async {
+            let (t, driver) = builder.spawn_with_driver().unwrap();
+            let closer = t.clone();
+            let work = Box::pin(work(t));
+            // The driver is polled first in each pass, so an answer it routes is
+            // seen by the work in the same pass.
+            match select(driver, work).await {
+                Either::Right((out, driver)) => {
+                    let closed = closer.close();
+                    drop(closer);
+                    futures::join!(driver, closed).1.unwrap();
+                    out
+                }
+                Either::Left(_) => panic!("the driver ended before the work"),
+            }
+        }),
+    }
+}
+
+// ---------- workloads ----------
+
+fn seq_raw(n: u64) -> f64 {
+    let mut raw = Raw::start();
+    for _ in 0..1000 {
+        raw.request("ping", &json!({}));
+    }
+    let start = Instant::now();
+    for _ in 0..n {
+        raw.request("ping", &json!({}));
+    }
+    let us = start.elapsed().as_secs_f64() * 1e6 / n as f64;
+    raw.close();
+    us
+}
+
+fn seq(mode: Mode, n: u64) -> f64 {
+    run(mode, server(), |t| async move {
+        for _ in 0..1000 {
+            t.send_request("ping", None).await.unwrap();
+        }
+        let start = Instant::now();
+        for _ in 0..n {
+            t.send_request("ping", None).await.unwrap();
+        }
+        start.elapsed().as_secs_f64() * 1e6 / n as f64
+    })
+}
+
+const WINDOW: usize = 256;
+
+fn pipe_raw(n: u64) -> f64 {
+    let mut raw = Raw::start();
+    let start = Instant::now();
+    let mut sent = 0;
+    while sent < WINDOW as u64 {
+        raw.send("ping", &json!({}));
+        sent += 1;
+    }
+    for _ in 0..n {
+        raw.receive();
+        if sent < n {
+            raw.send("ping", &json!({}));
+            sent += 1;
+        }
+    }
+    let rate = n as f64 / start.elapsed().as_secs_f64();
+    raw.close();
+    rate
+}
+
+fn pipe(mode: Mode, n: u64) -> f64 {
+    run(mode, server(), |t| async move {
+        let start = Instant::now();
+        let mut in_flight = FuturesUnordered::new();
+        let mut sent = 0;
+        while sent < WINDOW as u64 {
+            in_flight.push(t.send_request("ping", None));
+            sent += 1;
+        }
+        while let Some(r) = in_flight.next().await {
+            r.unwrap();
+            if sent < n {
+                in_flight.push(t.send_request("ping", None));
+                sent += 1;
+            }
+        }
+        n as f64 / start.elapsed().as_secs_f64()
+    })
+}
+
+fn blob_params(bytes: u64) -> Value {
+    json!({ "name": "blob", "arguments": { "bytes": bytes } })
+}
+
+fn blob_raw(bytes: u64, rounds: u64) -> f64 {
+    let mut raw = Raw::start();
+    raw.request("tools/call", &blob_params(bytes));
+    let start = Instant::now();
+    for _ in 0..rounds {
+        let (r, _) = raw.request("tools/call", &blob_params(bytes));
+        assert_eq!(
+            r["content"][0]["text"].as_str().unwrap().len() as u64,
+            bytes
+        );
+    }
+    let rate = (bytes * rounds) as f64 / start.elapsed().as_secs_f64() / 1e6;
+    raw.close();
+    rate
+}
+
+fn blob(mode: Mode, bytes: u64, rounds: u64) -> f64 {
+    run(mode, server(), |t| async move {
+        t.send_request("tools/call", Some(blob_params(bytes)))
+            .await
+            .unwrap();
+        let start = Instant::now();
+        for _ in 0..rounds {
+            let r = t
+                .send_request("tools/call", Some(blob_params(bytes)))
+                .await
+                .unwrap();
+            assert_eq!(
+                r["content"][0]["text"].as_str().unwrap().len() as u64,
+                bytes
+            );
+        }
+        (bytes * rounds) as f64 / start.elapsed().as_secs_f64() / 1e6
+    })
+}
+
+fn notify_params(count: u64) -> Value {
+    json!({ "name": "notify", "arguments": { "count": count }, "_meta": { "progressToken": 1 } })
+}
+
+fn notify_raw(count: u64) -> f64 {
+    let mut raw = Raw::start();
+    let start = Instant::now();
+    let (_, seen) = raw.request("tools/call", &notify_params(count));
+    let rate = seen as f64 / start.elapsed().as_secs_f64();
+    assert_eq!(seen, count);
+    raw.close();
+    rate
+}
+
+fn notify(mode: Mode, count: u64) -> f64 {
+    let seen = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&seen);
+    let builder = server().on_notification(move |_| {
+        counter.fetch_add(1, Ordering::Relaxed);
+    });
+    run(mode, builder, |t| async move {
+        let start = Instant::now();
+        t.send_request("tools/call", Some(notify_params(count)))
+            .await
+            .unwrap();
+        let elapsed = start.elapsed();
+        // Every notification must have been delivered before the call's result.
+        assert_eq!(
+            seen.load(Ordering::Relaxed),
+            count,
+            "notifications lost or late"
+        );
+        count as f64 / elapsed.as_secs_f64()
+    })
+}
+
+fn init_params() -> Value {
+    json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } })
+}
+
+fn spawn_raw(rounds: u64) -> f64 {
+    let start = Instant::now();
+    for _ in 0..rounds {
+        let mut raw = Raw::start();
+        raw.request("initialize", &init_params());
+        raw.close();
+    }
+    start.elapsed().as_secs_f64() * 1e3 / rounds as f64
+}
+
+fn spawn(mode: Mode, rounds: u64) -> f64 {
+    let start = Instant::now();
+    for _ in 0..rounds {
+        run(mode, server(), |t| async move {
+            t.send_request("initialize", Some(init_params()))
+                .await
+                .unwrap();
+        });
+    }
+    start.elapsed().as_secs_f64() * 1e3 / rounds as f64
+}
+
+/// CPU time (user + system) this process has used, in seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct we pass; zeroed is a valid initial value.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+// ---------- scale ----------
+
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+/// Resident memory in bytes, after handing freed memory back to the system.
+fn rss() -> f64 {
+    // SAFETY: malloc_trim only releases free heap memory; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: f64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096.0
+}
+
+struct Scale {
+    threads_before: usize,
+    threads_with_200: usize,
+    idle_bytes: f64,
+    pending_bytes: f64,
+    pending_json: f64,
+    rss_base_mb: f64,
+    rss_after_mb: f64,
+}
+
+fn scale(mode: Mode, transports: usize, pending: u64) -> Scale {
+    // Warm up the shared threads so they are not counted as growth.
+    run(mode, server(), |t| async move {
+        t.send_request("ping", None).await.unwrap()
+    });
+    let threads_before = threads();
+    let rss0 = rss();
+    let (threads_with_200, idle_bytes) = match mode {
+        Mode::Thread => {
+            let all: Vec<Transport> = (0..transports).map(|_| server().spawn().unwrap()).collect();
+            futures::executor::block_on(async {
+                for t in &all {
+                    t.send_request("ping", None).await.unwrap();
+                }
+            });
+            let counts = (threads(), (rss() - rss0) / transports as f64);
+            futures::executor::block_on(futures::future::join_all(all.iter().map(|t| t.close())));
+            counts
+        }
+        Mode::Local => async_io::block_on(async {
+            let ex = async_executor::LocalExecutor::new();
+            ex.run(async {
+                let mut all = Vec::new();
+                for _ in 0..transports {
+                    let (t, driver) = server().spawn_with_driver().unwrap();
+                    ex.spawn(driver).detach();
+                    all.push(t);
+                }
+                for t in &all {
+                    t.send_request("ping", None).await.unwrap();
+                }
+                let counts = (threads(), (rss() - rss0) / transports as f64);
+                futures::future::join_all(all.iter().map(|t| t.close())).await;
+                counts
+            })
+            .await
+        }),
+    };
+
+    let (pending_bytes, pending_json, rss_base, rss_after) = run(mode, server(), |t| async move {
+        let line_len = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"bench/hold"}}"#,
+            50_000
+        )
+        .len()
+            + 1;
+        t.send_request("ping", None).await.unwrap();
+        let before = rss();
+        let held: Vec<_> = (0..pending)
+            .map(|_| t.send_request("bench/hold", None))
+            .collect();
+        // Let the driver write them all, so what is measured is the pending state.
+        t.send_request("ping", None).await.unwrap();
+        let per = (rss() - before) / pending as f64;
+        drop(held);
+        // The cancels go out; the transport stays up, and its memory should come back.
+        t.send_request("ping", None).await.unwrap();
+        (per, line_len as f64, before, rss())
+    });
+    Scale {
+        threads_before,
+        threads_with_200,
+        idle_bytes,
+        pending_bytes,
+        pending_json,
+        rss_base_mb: rss_base / 1e6,
+        rss_after_mb: rss_after / 1e6,
+    }
+}
+
+// ---------- the table ----------
+
+/// One measured row: workload, unit, raw, thread, local, and whether more is better.
+fn rows() -> Vec<(String, &'static str, f64, f64, f64, bool)> {
+    let n_seq = scaled(50_000, 5_000);
+    let n_pipe = scaled(500_000, 50_000);
+    let blob_rounds = scaled(40, 5);
+    let n_notify = scaled(200_000, 50_000);
+    let spawns = scaled(200, 20);
+    let mb8 = 8 << 20;
+    let mut rows = vec![
+        (
+            "seq".to_owned(),
+            "us/call",
+            seq_raw(n_seq),
+            seq(Mode::Thread, n_seq),
+            seq(Mode::Local, n_seq),
+            false,
+        ),
+        (
+            "pipe (256)".to_owned(),
+            "calls/s",
+            pipe_raw(n_pipe),
+            pipe(Mode::Thread, n_pipe),
+            pipe(Mode::Local, n_pipe),
+            true,
+        ),
+        (
+            "blob 8 MiB".to_owned(),
+            "MB/s",
+            blob_raw(mb8, blob_rounds),
+            blob(Mode::Thread, mb8, blob_rounds),
+            blob(Mode::Local, mb8, blob_rounds),
+            true,
+        ),
+        (
+            "notify".to_owned(),
+            "notes/s",
+            notify_raw(n_notify),
+            notify(Mode::Thread, n_notify),
+            notify(Mode::Local, n_notify),
+            true,
+        ),
+        (
+            "spawn+init+close".to_owned(),
+            "ms",
+            spawn_raw(spawns),
+            spawn(Mode::Thread, spawns),
+            spawn(Mode::Local, spawns),
+            false,
+        ),
+    ];
+    // Linear cost: a 32 MiB result against a 4 MiB one (ratio of MB/s; 1.0 is perfectly linear).
+    let (small, large) = (4u64 << 20, 32u64 << 20);
+    let rounds = scaled(8, 2);
+    let linear = |mode: Option<Mode>| {
+        let rate = |bytes, r| match mode {
+            None => blob_raw(bytes, r),
+            Some(m) => blob(m, bytes, r),
+        };
+        // time(32 MiB) / time(4 MiB) = 8 * rate(4) / rate(32)
+        8.0 * rate(small, rounds * 4) / rate(large, rounds)
+    };
+    rows.push((
+        "32 MiB / 4 MiB time".to_owned(),
+        "x",
+        linear(None),
+        linear(Some(Mode::Thread)),
+        linear(Some(Mode::Local)),
+        false,
+    ));
+    rows
+}
+
+fn child_main(label: &str) {
+    if let Ok(spec) = env::var("BENCH_ONE") {
+        // For profiling one workload: BENCH_ONE=workload,mode[,size MiB,rounds]
+        // with workload seq|pipe|notify|spawn|blob and mode raw|thread|local.
+        let parts: Vec<&str> = spec.split(',').collect();
+        let mode = match parts[1] {
+            "raw" => None,
+            "local" => Some(Mode::Local),
+            _ => Some(Mode::Thread),
+        };
+        let arg = |i: usize, default: u64| parts.get(i).map_or(default, |p| p.parse().unwrap());
+        let figure = match (parts[0], mode) {
+            ("seq", None) => seq_raw(arg(2, 50_000)),
+            ("seq", Some(m)) => seq(m, arg(2, 50_000)),
+            ("pipe", None) => pipe_raw(arg(2, 500_000)),
+            ("pipe", Some(m)) => pipe(m, arg(2, 500_000)),
+            ("notify", None) => notify_raw(arg(2, 200_000)),
+            ("notify", Some(m)) => notify(m, arg(2, 200_000)),
+            ("spawn", None) => spawn_raw(arg(2, 200)),
+            ("spawn", Some(m)) => spawn(m, arg(2, 200)),
+            ("blob", None) => blob_raw(arg(2, 8) << 20, arg(3, 10)),
+            ("blob", Some(m)) => blob(m, arg(2, 8) << 20, arg(3, 10)),
+            _ => panic!("unknown workload {spec}"),
+        };
+        println!("{figure:.3}");
+        return;
+    }
+    if env::var_os("BENCH_SIZES").is_some() {
+        for shift in [20u32, 21, 22, 23, 24, 25] {
+            let bytes = 1u64 << shift;
+            let rounds = (256u64 << 20) / bytes;
+            let cpu0 = cpu_seconds();
+            let raw = blob_raw(bytes, rounds);
+            let cpu1 = cpu_seconds();
+            let ours = blob(Mode::Local, bytes, rounds);
+            let cpu2 = cpu_seconds();
+            println!(
+                "SIZE {} MiB raw {:.0} MB/s ({:.1} ms cpu/MiB) local {:.0} MB/s ({:.1} ms cpu/MiB)",
+                bytes >> 20,
+                raw,
+                (cpu1 - cpu0) * 1e3 / 256.0,
+                ours,
+                (cpu2 - cpu1) * 1e3 / 256.0
+            );
+        }
+        return;
+    }
+    for (name, unit, raw, thread, local, _) in rows() {
+        println!("ROW\t{label}\t{name}\t{unit}\t{raw}\t{thread}\t{local}");
+    }
+    let transports = 200;
+    let pending = scaled(100_000, 20_000);
+    for mode in [Mode::Thread, Mode::Local] {
+        let s = scale(mode, transports, pending);
+        let name = if mode == Mode::Thread {
+            "thread"
+        } else {
+            "local"
+        };
+        println!(
+            "SCALE\t{label}\t{name}\t{}\t{}\t{:.0}\t{:.0}\t{:.0}\t{:.1}\t{:.1}",
+            s.threads_before,
+            s.threads_with_200,
+            s.idle_bytes,
+            s.pending_bytes,
+            s.pending_json,
+            s.rss_base_mb,
+            s.rss_after_mb
+        );
+    }
+}
+
+fn fmt(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.0}", v)
+    } else if v >= 10.0 {
+        format!("{:.1}", v)
+    } else {
+        format!("{:.2}", v)
+    }
+}
+
+fn main() {
+    if let Ok(label) = env::var("STDIO_MCP_BENCH_CHILD") {
+        return child_main(&label);
+    }
+    if env::args().any(|a| a == "--list") {
+        return; // `cargo bench -- --list` and friends: nothing to list
+    }
+    let exe = env::current_exe().unwrap();
+    let mut rows = Vec::new();
+    let mut scale_rows = Vec::new();
+    for (label, pinned) in [("pinned", true), ("unpinned", false)] {
+        let mut command = if pinned {
+            let mut c = Command::new("taskset");
+            c.args(["-c", "0"]).arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        let started = Instant::now();
+        let output = command
+            .env("STDIO_MCP_BENCH_CHILD", label)
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run the bench child (is taskset installed?)");
+        assert!(output.status.success(), "{label} run failed");
+        eprintln!("{label} run took {:.1?}", started.elapsed());
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            let cols: Vec<String> = line.split('\t').map(str::to_owned).collect();
+            match cols.first().map(String::as_str) {
+                Some("ROW") => rows.push(cols),
+                Some("SCALE") => scale_rows.push(cols),
+                _ => println!("{line}"),
+            }
+        }
+    }
+    println!("\n| run | workload | unit | raw | thread | thread/raw | local | local/raw |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for c in &rows {
+        let v: Vec<f64> = c[4..7].iter().map(|x| x.parse().unwrap()).collect();
+        println!(
+            "| {} | {} | {} | {} | {} | {:.2} | {} | {:.2} |",
+            c[1],
+            c[2],
+            c[3],
+            fmt(v[0]),
+            fmt(v[1]),
+            v[1] / v[0],
+            fmt(v[2]),
+            v[2] / v[0]
+        );
+    }
+    println!("\n| run | driver | threads before | threads with 200 transports | bytes per idle transport | bytes per pending request | its JSON line | RSS MB before 100k pending | RSS MB after |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for c in &scale_rows {
+        println!("| {} |", c[1..].join(" | "));
+    }
+    linear_in_instructions(&exe);
+}
+
+/// The client's instructions for one result of 4 MiB and of 32 MiB, counted by
+/// callgrind (immune to caches and to the other core): the ratio shows whether any
+/// buffering is worse than linear. Each size is run for 1 and for k rounds; the
+/// difference divided by k - 1 is the cost of one request, start-up excluded.
+fn linear_in_instructions(exe: &std::path::Path) {
+    if env::var_os("BENCH_SKIP_CALLGRIND").is_some()
+        || Command::new("valgrind").arg("--version").output().is_err()
+    {
+        println!("\n(valgrind not found: instruction-count linearity check skipped)");
+        return;
+    }
+    let instructions = |mib: u64, rounds: u64| -> f64 {
+        let out = Command::new("valgrind")
+            .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+            .arg(exe)
+            .env("STDIO_MCP_BENCH_CHILD", "callgrind")
+            .env("BENCH_ONE", format!("blob,local,{mib},{rounds}"))
+            .output()
+            .expect("valgrind");
+        let text = String::from_utf8_lossy(&out.stderr);
+        let line = text
+            .lines()
+            .find(|l| l.contains("Collected :"))
+            .expect("callgrind total");
+        line.rsplit(':').next().unwrap().trim().parse().unwrap()
+    };
+    let per_request =
+        |mib, rounds| (instructions(mib, rounds) - instructions(mib, 1)) / (rounds - 1) as f64;
+    let small = per_request(4, 5);
+    let large = per_request(32, 2);
+    println!(
+        "\nlinear cost (callgrind, client instructions per request, driver on the caller's executor):\n\
+         | result | instructions | per byte |\n|---|---|---|\n\
+         | 4 MiB | {small:.0} | {:.2} |\n| 32 MiB | {large:.0} | {:.2} |\n\
+         32 MiB / 4 MiB = {:.2}x (target <= 8.5x)",
+        small / (4 << 20) as f64,
+        large / (32 << 20) as f64,
+        large / small
+    );
+}
