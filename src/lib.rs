@@ -52,6 +52,7 @@
 
 mod background;
 mod builder;
+pub mod client;
 mod close;
 mod driver;
 mod error;

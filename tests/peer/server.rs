@@ -8,7 +8,9 @@
 //! Flags: `--ignore-eof` (keep running after stdin ends), `--ignore-term`
 //! (ignore SIGTERM), `--banner` (print a non-JSON line first), `--no-read`
 //! (never read stdin), `--grandchild` (fork a long-lived `sleep` that shares the
-//! pipes), `--watchdog SECS` (exit after that long whatever happens; default 60).
+//! pipes), `--watchdog SECS` (exit after that long whatever happens; default 60),
+//! `--paged` (list tools one per page), `--initialize MODE` (answer `initialize`
+//! with protocol version MODE, or `exit` to die, or `never` to stay silent).
 
 mod demo;
 
@@ -53,6 +55,8 @@ struct Flags {
     no_read: bool,
     grandchild: bool,
     watchdog: u64,
+    paged: bool,
+    initialize: Option<String>,
 }
 
 fn flags() -> Flags {
@@ -63,6 +67,8 @@ fn flags() -> Flags {
         no_read: false,
         grandchild: false,
         watchdog: 60,
+        paged: false,
+        initialize: None,
     };
     let mut args = env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -72,6 +78,8 @@ fn flags() -> Flags {
             "--banner" => f.banner = true,
             "--no-read" => f.no_read = true,
             "--grandchild" => f.grandchild = true,
+            "--paged" => f.paged = true,
+            "--initialize" => f.initialize = args.next(),
             "--watchdog" => f.watchdog = args.next().and_then(|s| s.parse().ok()).unwrap_or(60),
             other => {
                 eprintln!("stdio-mcp-peer: unknown flag {other}");
@@ -113,6 +121,8 @@ fn main() {
         }
     }
     let mut peer = Peer {
+        paged: flags.paged,
+        initialize: flags.initialize.clone(),
         out,
         received: Vec::new(),
         asks: HashMap::new(),
@@ -138,6 +148,8 @@ fn main() {
 }
 
 struct Peer {
+    paged: bool,
+    initialize: Option<String>,
     out: Out,
     received: Vec<String>,
     /// Server requests we sent (by their id) and the client request waiting on each.
@@ -187,6 +199,30 @@ impl Peer {
                 &json!({ "jsonrpc": "2.0", "method": method, "params": params }),
             );
         };
+        match (method, self.initialize.as_deref()) {
+            ("initialize", Some("exit")) => {
+                eprintln!("peer: refusing to start");
+                process::exit(9);
+            }
+            ("initialize", Some("never")) => return,
+            ("initialize", Some(version)) => {
+                let mut result = demo::handle(method, &params, &mut notify).unwrap().unwrap();
+                result["protocolVersion"] = json!(version);
+                return answer(&self.out, &id, Ok(result));
+            }
+            _ => {}
+        }
+        if method == "tools/list" && self.paged {
+            // One tool a page; the cursor is the index of the next one.
+            let all = demo::handle(method, &params, &mut notify).unwrap().unwrap();
+            let tools = all["tools"].as_array().unwrap();
+            let at: usize = params["cursor"].as_str().map_or(0, |c| c.parse().unwrap());
+            let mut page = json!({ "tools": [tools[at].clone()] });
+            if at + 1 < tools.len() {
+                page["nextCursor"] = json!((at + 1).to_string());
+            }
+            return answer(&self.out, &id, Ok(page));
+        }
         if let Some(outcome) = demo::handle(method, &params, &mut notify) {
             return answer(&self.out, &id, outcome);
         }

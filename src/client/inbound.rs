@@ -1,0 +1,124 @@
+//! What the server sends the client unasked: its requests (`ping`, `roots/list`,
+//! `sampling/createMessage`, `elicitation/create`) and the progress of calls.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use crate::error::RpcError;
+use crate::message::{Notification, ServerRequest};
+use crate::route::{NotificationHandler, RequestHandler};
+
+use super::types::Progress;
+
+/// Answers a server request: `Some(outcome)` now, or `None` to answer later with
+/// [`Transport::respond`](crate::Transport::respond).
+pub type ServerRequestHandler =
+    Box<dyn FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send>;
+
+/// The handlers the user gave, and what the server may ask of each.
+#[derive(Default)]
+pub(crate) struct ServerRequests {
+    pub(crate) roots: Option<ServerRequestHandler>,
+    pub(crate) sampling: Option<ServerRequestHandler>,
+    pub(crate) elicitation: Option<ServerRequestHandler>,
+    /// The transport builder's own `on_request`, for every other method.
+    pub(crate) other: Option<RequestHandler>,
+}
+
+impl ServerRequests {
+    /// The client capabilities these handlers let us declare.
+    pub(crate) fn capabilities(&self) -> Value {
+        let mut capabilities = json!({});
+        if self.roots.is_some() {
+            capabilities["roots"] = json!({ "listChanged": false });
+        }
+        if self.sampling.is_some() {
+            capabilities["sampling"] = json!({});
+        }
+        if self.elicitation.is_some() {
+            capabilities["elicitation"] = json!({});
+        }
+        capabilities
+    }
+
+    pub(crate) fn into_handler(mut self) -> RequestHandler {
+        Box::new(move |request: &ServerRequest| {
+            let handler = match request.method.as_str() {
+                // Liveness: always answered, as the protocol requires.
+                "ping" => return Some(Ok(json!({}))),
+                "roots/list" => self.roots.as_mut(),
+                "sampling/createMessage" => self.sampling.as_mut(),
+                "elicitation/create" => self.elicitation.as_mut(),
+                _ => self.other.as_mut(),
+            };
+            match handler {
+                Some(handler) => handler(request),
+                None => Some(Err(RpcError {
+                    code: -32601,
+                    message: format!("Method not found: {}", request.method),
+                    data: None,
+                })),
+            }
+        })
+    }
+}
+
+type ProgressCallback = Arc<Mutex<dyn FnMut(&Progress) + Send>>;
+
+/// Which call each progress token belongs to.
+#[derive(Default)]
+pub(crate) struct ProgressRoutes {
+    calls: Mutex<HashMap<String, ProgressCallback>>,
+}
+
+impl ProgressRoutes {
+    pub(crate) fn add(&self, token: String, callback: impl FnMut(&Progress) + Send + 'static) {
+        let callback: ProgressCallback = Arc::new(Mutex::new(callback));
+        self.lock().insert(token, callback);
+    }
+
+    pub(crate) fn remove(&self, token: &str) {
+        self.lock().remove(token);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ProgressCallback>> {
+        self.calls.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hands a `notifications/progress` to the call that owns its token, if any.
+    fn deliver(&self, notification: &Notification) {
+        let Some(params) = &notification.params else {
+            return;
+        };
+        let Some(token) = params.get("progressToken").map(token_key) else {
+            return;
+        };
+        // Not called under the map's lock: the callback may start other calls.
+        let callback = self.lock().get(&token).cloned();
+        if let (Some(callback), Ok(progress)) = (callback, serde_json::from_value(params.clone())) {
+            let mut callback = callback.lock().unwrap_or_else(|e| e.into_inner());
+            (*callback)(&progress);
+        }
+    }
+
+    pub(crate) fn into_handler(
+        self: Arc<Self>,
+        mut user: Option<NotificationHandler>,
+    ) -> NotificationHandler {
+        Box::new(move |notification: &Notification| {
+            if notification.method == "notifications/progress" {
+                self.deliver(notification);
+            }
+            if let Some(user) = &mut user {
+                user(notification);
+            }
+        })
+    }
+}
+
+/// Tokens may be strings or numbers; `7` and `"7"` are different tokens.
+pub(crate) fn token_key(token: &Value) -> String {
+    token.to_string()
+}

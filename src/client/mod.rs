@@ -1,0 +1,536 @@
+//! A thin MCP client on top of the [`Transport`]: the handshake, typed results,
+//! pagination, progress, and answers to what the server asks.
+//!
+//! ```no_run
+//! # futures::executor::block_on(async {
+//! use serde_json::json;
+//! use stdio_mcp::client::Client;
+//! use stdio_mcp::Transport;
+//!
+//! let client = Client::connect(Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"])).await?;
+//! println!("{} {}", client.server_info().name, client.protocol_version());
+//! for tool in client.list_tools().await? {
+//!     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
+//! }
+//! let result = client.call_tool("echo", json!({"message": "hi"})).await?;
+//! println!("{}", result.text());
+//! client.close().await?;
+//! # Ok::<(), stdio_mcp::Error>(()) });
+//! ```
+
+mod inbound;
+mod types;
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::builder::Builder;
+use crate::close::Close;
+use crate::driver::Driver;
+use crate::error::{Error, RpcError};
+use crate::message::ServerRequest;
+use crate::pending::RequestOptions;
+use crate::transport::Transport;
+
+pub use inbound::ServerRequestHandler;
+use inbound::{token_key, ProgressRoutes, ServerRequests};
+pub use types::{
+    CallToolResult, CompleteResult, Completion, Content, Extra, GetPromptResult, Implementation,
+    LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, Tool,
+};
+
+/// Protocol revisions this client speaks, newest first. It offers the first.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// How long the handshake may take when the transport has no timeout of its own.
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The server's answer to `initialize`.
+#[derive(Debug, Clone, Deserialize)]
+struct InitializeResult {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: String,
+    #[serde(default)]
+    capabilities: ServerCapabilities,
+    #[serde(rename = "serverInfo")]
+    server_info: Implementation,
+    #[serde(default)]
+    instructions: Option<String>,
+}
+
+/// Configures a [`Client`] before it connects: client info, handlers for the
+/// server's requests, the handshake's time limit.
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use serde_json::json;
+/// use stdio_mcp::client::Client;
+/// use stdio_mcp::Transport;
+///
+/// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+///     .client_info("my-app", "1.0.0")
+///     .on_roots_list(|_| Some(Ok(json!({"roots": [{"uri": "file:///srv", "name": "srv"}]}))))
+///     .connect()
+///     .await?;
+/// # let _ = client; Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+#[must_use = "a client builder does nothing until connect() is called"]
+pub struct ClientBuilder {
+    transport: Builder,
+    client_info: Implementation,
+    requests: ServerRequests,
+    handshake_timeout: Duration,
+}
+
+impl ClientBuilder {
+    /// Starts from a transport builder (command, environment, handlers).
+    pub fn new(transport: Builder) -> Self {
+        ClientBuilder {
+            transport,
+            client_info: Implementation {
+                name: env!("CARGO_PKG_NAME").to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                title: None,
+                extra: Extra::new(),
+            },
+            requests: ServerRequests::default(),
+            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+        }
+    }
+
+    /// The name and version sent as `clientInfo` (default: this crate's).
+    pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.client_info.name = name.into();
+        self.client_info.version = version.into();
+        self
+    }
+
+    /// Answers the server's `roots/list`; declares the `roots` capability.
+    pub fn on_roots_list(
+        mut self,
+        handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
+    ) -> Self {
+        self.requests.roots = Some(Box::new(handler));
+        self
+    }
+
+    /// Answers the server's `sampling/createMessage`; declares `sampling`.
+    /// Return `None` to answer later with [`Transport::respond`].
+    pub fn on_sampling(
+        mut self,
+        handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
+    ) -> Self {
+        self.requests.sampling = Some(Box::new(handler));
+        self
+    }
+
+    /// Answers the server's `elicitation/create`; declares `elicitation`.
+    pub fn on_elicitation(
+        mut self,
+        handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
+    ) -> Self {
+        self.requests.elicitation = Some(Box::new(handler));
+        self
+    }
+
+    /// The time limit for `initialize` when the transport has no timeout set
+    /// (default 60 s), so a server that never answers cannot hang the caller.
+    pub fn handshake_timeout(mut self, limit: Duration) -> Self {
+        self.handshake_timeout = limit;
+        self
+    }
+
+    /// Starts the server on the shared background thread and performs the handshake.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error when the server cannot start, dies, or does not answer
+    /// in time; [`Error::Protocol`] when it answers with a revision this client
+    /// does not support. The server is closed on every failure.
+    pub async fn connect(self) -> Result<Client, Error> {
+        self.connect_with(crate::background::run).await
+    }
+
+    /// As [`connect`](Self::connect), but hands the driver to `run_driver`
+    /// (e.g. `|d| { smol::spawn(d).detach(); }`) instead of the background thread.
+    ///
+    /// # Errors
+    ///
+    /// As for [`connect`](Self::connect).
+    pub async fn connect_with(self, run_driver: impl FnOnce(Driver)) -> Result<Client, Error> {
+        let ClientBuilder {
+            mut transport,
+            client_info,
+            mut requests,
+            handshake_timeout,
+        } = self;
+        let capabilities = requests.capabilities();
+        requests.other = transport.handlers.request.take();
+        transport.handlers.request = Some(requests.into_handler());
+        let progress = Arc::new(ProgressRoutes::default());
+        let user_notifications = transport.handlers.notification.take();
+        transport.handlers.notification =
+            Some(Arc::clone(&progress).into_handler(user_notifications));
+
+        let (transport, driver) = transport.spawn_with_driver()?;
+        run_driver(driver);
+        let init = match handshake(&transport, &client_info, capabilities, handshake_timeout).await
+        {
+            Ok(init) => init,
+            Err(e) => {
+                // Never leave a half-started server behind.
+                let _ = transport.close().await;
+                return Err(e);
+            }
+        };
+        Ok(Client {
+            transport,
+            init,
+            progress,
+            next_token: AtomicU64::new(1),
+        })
+    }
+}
+
+async fn handshake(
+    transport: &Transport,
+    client_info: &Implementation,
+    capabilities: Value,
+    limit: Duration,
+) -> Result<InitializeResult, Error> {
+    let offered = SUPPORTED_PROTOCOL_VERSIONS[0];
+    let params = json!({
+        "protocolVersion": offered,
+        "capabilities": capabilities,
+        "clientInfo": client_info,
+    });
+    let options = RequestOptions::new().timeout(transport.timeout().unwrap_or(limit));
+    let answer = transport
+        .send_request_with("initialize", Some(params), options)
+        .await?;
+    let init: InitializeResult = decode("initialize", answer)?;
+    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
+        return Err(Error::Protocol(format!(
+            "the server answered protocol version {}, which this client does not support \
+             (it offered {offered}; it supports {})",
+            init.protocol_version,
+            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+        )));
+    }
+    transport.send_notification("notifications/initialized", None)?;
+    Ok(init)
+}
+
+fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
+    serde_json::from_value(value).map_err(|e| {
+        Error::Protocol(format!(
+            "the {method} result does not fit the protocol: {e}"
+        ))
+    })
+}
+
+/// A connected MCP client: the handshake is done, the server is ready.
+///
+/// Created by [`Client::connect`] or [`Client::builder`]. Every operation is a
+/// request on the underlying [`Transport`], so its timeout and errors apply.
+pub struct Client {
+    transport: Transport,
+    init: InitializeResult,
+    progress: Arc<ProgressRoutes>,
+    next_token: AtomicU64,
+}
+
+impl Client {
+    /// Spawns the server, sends `initialize` and `notifications/initialized`.
+    ///
+    /// # Errors
+    ///
+    /// See [`ClientBuilder::connect`].
+    pub async fn connect(transport: Builder) -> Result<Client, Error> {
+        ClientBuilder::new(transport).connect().await
+    }
+
+    /// A [`ClientBuilder`], to set handlers and client info before connecting.
+    pub fn builder(transport: Builder) -> ClientBuilder {
+        ClientBuilder::new(transport)
+    }
+
+    /// The server's name, version, title and whatever else it said about itself.
+    #[must_use]
+    pub fn server_info(&self) -> &Implementation {
+        &self.init.server_info
+    }
+
+    /// The capabilities the server declared.
+    #[must_use]
+    pub fn server_capabilities(&self) -> &ServerCapabilities {
+        &self.init.capabilities
+    }
+
+    /// The protocol revision both sides agreed on.
+    #[must_use]
+    pub fn protocol_version(&self) -> &str {
+        &self.init.protocol_version
+    }
+
+    /// The server's usage instructions, if it gave any.
+    #[must_use]
+    pub fn instructions(&self) -> Option<&str> {
+        self.init.instructions.as_deref()
+    }
+
+    /// The underlying transport (for raw requests, `respond`, `stderr_tail`, …).
+    #[must_use]
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    async fn request<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<T, Error> {
+        decode(method, self.transport.send_request(method, params).await?)
+    }
+
+    /// Every item of a paginated list, following `nextCursor` to the last page.
+    async fn list_all<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+    ) -> Result<Vec<T>, Error> {
+        let mut items = Vec::new();
+        let mut cursor: Option<Value> = None;
+        let mut seen = HashSet::new();
+        loop {
+            let params = cursor.take().map(|c| json!({ "cursor": c }));
+            let mut page = self.transport.send_request(method, params).await?;
+            let list = page.get_mut(key).map(Value::take).unwrap_or(Value::Null);
+            if !list.is_null() {
+                items.extend(decode::<Vec<T>>(method, list)?);
+            }
+            match page.get("nextCursor") {
+                Some(next) if !next.is_null() => {
+                    if !seen.insert(next.to_string()) {
+                        return Err(Error::Protocol(format!(
+                            "{method} returned the cursor {next} twice; stopping rather than looping"
+                        )));
+                    }
+                    cursor = Some(next.clone());
+                }
+                _ => return Ok(items),
+            }
+        }
+    }
+
+    /// Checks the server answers.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error if it does not.
+    pub async fn ping(&self) -> Result<(), Error> {
+        self.transport.send_request("ping", None).await.map(drop)
+    }
+
+    /// Every tool, across all pages.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error, or [`Error::Protocol`] for a malformed list.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
+        self.list_all("tools/list", "tools").await
+    }
+
+    /// Calls a tool. A tool that reports failure gives `Ok` with `is_error: true`.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error (an unknown tool is usually `Error::Rpc`).
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
+        self.request(
+            "tools/call",
+            Some(json!({ "name": name, "arguments": arguments })),
+        )
+        .await
+    }
+
+    /// Calls a tool with a progress token; each `notifications/progress` for it is
+    /// handed to `on_progress` in order, all before this resolves. Other calls
+    /// never see them.
+    ///
+    /// The request's time limit does not restart on progress: it is the limit of
+    /// the whole call. For calls that may legitimately run long, set no timeout
+    /// (the default) or send the request yourself with [`RequestOptions`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`call_tool`](Self::call_tool).
+    pub async fn call_tool_with_progress(
+        &self,
+        name: &str,
+        arguments: Value,
+        on_progress: impl FnMut(&Progress) + Send + 'static,
+    ) -> Result<CallToolResult, Error> {
+        let token = format!(
+            "stdio-mcp-{}",
+            self.next_token.fetch_add(1, Ordering::Relaxed)
+        );
+        let token_value = Value::String(token.clone());
+        self.progress.add(token_key(&token_value), on_progress);
+        // Unregistered however the call ends, drop included.
+        let _route = RemoveOnDrop(&self.progress, token_key(&token_value));
+        let params = json!({
+            "name": name,
+            "arguments": arguments,
+            "_meta": { "progressToken": token_value },
+        });
+        self.request("tools/call", Some(params)).await
+    }
+
+    /// Every prompt, across all pages.
+    ///
+    /// # Errors
+    ///
+    /// As for [`list_tools`](Self::list_tools).
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
+        self.list_all("prompts/list", "prompts").await
+    }
+
+    /// A prompt filled in with `arguments` (an object of strings, or `Value::Null`).
+    ///
+    /// # Errors
+    ///
+    /// The transport's error.
+    pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<GetPromptResult, Error> {
+        let mut params = json!({ "name": name });
+        if !arguments.is_null() {
+            params["arguments"] = arguments;
+        }
+        self.request("prompts/get", Some(params)).await
+    }
+
+    /// Every resource, across all pages.
+    ///
+    /// # Errors
+    ///
+    /// As for [`list_tools`](Self::list_tools).
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
+        self.list_all("resources/list", "resources").await
+    }
+
+    /// Every resource template, across all pages.
+    ///
+    /// # Errors
+    ///
+    /// As for [`list_tools`](Self::list_tools).
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
+        self.list_all("resources/templates/list", "resourceTemplates")
+            .await
+    }
+
+    /// Reads a resource.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        self.request("resources/read", Some(json!({ "uri": uri })))
+            .await
+    }
+
+    /// Asks for `notifications/resources/updated` when the resource changes;
+    /// they arrive at the transport builder's `on_notification`.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error.
+    pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        self.transport
+            .send_request("resources/subscribe", Some(json!({ "uri": uri })))
+            .await
+            .map(drop)
+    }
+
+    /// Stops the updates [`subscribe`](Self::subscribe) asked for.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error.
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        self.transport
+            .send_request("resources/unsubscribe", Some(json!({ "uri": uri })))
+            .await
+            .map(drop)
+    }
+
+    /// The least severe `notifications/message` the server should send.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error.
+    pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        self.transport
+            .send_request("logging/setLevel", Some(json!({ "level": level })))
+            .await
+            .map(drop)
+    }
+
+    /// Completion suggestions for argument `name` (typed so far: `value`) of the
+    /// prompt or resource template `reference`, e.g.
+    /// `json!({"type": "ref/prompt", "name": "greeting"})`.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error.
+    pub async fn complete(
+        &self,
+        reference: Value,
+        name: &str,
+        value: &str,
+    ) -> Result<CompleteResult, Error> {
+        let params = json!({ "ref": reference, "argument": { "name": name, "value": value } });
+        self.request("completion/complete", Some(params)).await
+    }
+
+    /// Closes the server (see [`Transport::close`]).
+    pub fn close(&self) -> Close {
+        self.transport.close()
+    }
+}
+
+struct RemoveOnDrop<'a>(&'a ProgressRoutes, String);
+
+impl Drop for RemoveOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.remove(&self.1);
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.init.server_info.name)
+            .field("protocol_version", &self.init.protocol_version)
+            .field("transport", &self.transport)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("transport", &self.transport)
+            .field("client_info", &self.client_info)
+            .field("handshake_timeout", &self.handshake_timeout)
+            .finish_non_exhaustive()
+    }
+}

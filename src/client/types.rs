@@ -1,0 +1,370 @@
+//! What MCP servers send back, typed where the protocol fixes a shape.
+//!
+//! Every struct keeps the members it does not model in `extra` (flattened), so a
+//! field a server adds — or a newer protocol revision defines — is never lost.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Members a type does not model, exactly as the server sent them.
+pub type Extra = Map<String, Value>;
+
+/// Name and version of an MCP implementation (`serverInfo`, `clientInfo`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Implementation {
+    /// Machine name, e.g. `mcp-servers/everything`.
+    pub name: String,
+    /// Version string.
+    #[serde(default)]
+    pub version: String,
+    /// Human-readable name, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Everything else the server sent.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What a server declared it can do (`capabilities` in its `initialize` answer).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerCapabilities {
+    /// Present if the server has tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Value>,
+    /// Present if the server has prompts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<Value>,
+    /// Present if the server has resources (`subscribe`, `listChanged` inside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Value>,
+    /// Present if the server sends log messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logging: Option<Value>,
+    /// Present if the server offers argument completion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completions: Option<Value>,
+    /// Non-standard capabilities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experimental: Option<Value>,
+    /// Everything else the server declared.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A tool the server offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    /// The name to call it by.
+    pub name: String,
+    /// Human-readable name, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of its arguments.
+    #[serde(rename = "inputSchema", default)]
+    pub input_schema: Value,
+    /// JSON Schema of its structured result, if it has one.
+    #[serde(
+        rename = "outputSchema",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub output_schema: Option<Value>,
+    /// Hints such as `readOnlyHint`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// Everything else the server sent.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The result of `tools/call`. A tool that failed reports `is_error: true` here:
+/// that is a result, not an `Err`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallToolResult {
+    /// What the tool returned.
+    #[serde(default)]
+    pub content: Vec<Content>,
+    /// Its structured result, if it declared an output schema.
+    #[serde(
+        rename = "structuredContent",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub structured_content: Option<Value>,
+    /// True when the tool itself reports failure.
+    #[serde(rename = "isError", default)]
+    pub is_error: bool,
+    /// Everything else the server sent.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl CallToolResult {
+    /// The text of every `text` content, joined with newlines.
+    #[must_use]
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// One piece of content in a tool result or a prompt message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Content {
+    /// Plain text.
+    #[serde(rename = "text")]
+    Text {
+        /// The text.
+        text: String,
+        /// Everything else (e.g. `annotations`).
+        #[serde(flatten)]
+        extra: Extra,
+    },
+    /// An image, base64-encoded.
+    #[serde(rename = "image")]
+    Image {
+        /// Base64 data.
+        data: String,
+        /// E.g. `image/png`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        /// Everything else.
+        #[serde(flatten)]
+        extra: Extra,
+    },
+    /// Audio, base64-encoded.
+    #[serde(rename = "audio")]
+    Audio {
+        /// Base64 data.
+        data: String,
+        /// E.g. `audio/wav`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        /// Everything else.
+        #[serde(flatten)]
+        extra: Extra,
+    },
+    /// A link to a resource the client may read.
+    #[serde(rename = "resource_link")]
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its name.
+        #[serde(default)]
+        name: String,
+        /// Everything else (`description`, `mimeType`, …).
+        #[serde(flatten)]
+        extra: Extra,
+    },
+    /// A resource embedded in the result.
+    #[serde(rename = "resource")]
+    Resource {
+        /// The resource's contents.
+        resource: ResourceContents,
+        /// Everything else.
+        #[serde(flatten)]
+        extra: Extra,
+    },
+    /// A content type this crate does not know, kept whole.
+    #[serde(untagged)]
+    Other(Value),
+}
+
+/// The contents of a resource: text or base64 `blob`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceContents {
+    /// The resource's URI.
+    pub uri: String,
+    /// Its MIME type, if given.
+    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Text contents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Binary contents, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+    /// Everything else.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A prompt template the server offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prompt {
+    /// The name to get it by.
+    pub name: String,
+    /// Human-readable name, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The arguments it takes.
+    #[serde(default)]
+    pub arguments: Vec<PromptArgument>,
+    /// Everything else.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One argument of a [`Prompt`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptArgument {
+    /// Its name.
+    pub name: String,
+    /// What it means.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether it must be given.
+    #[serde(default)]
+    pub required: bool,
+    /// Everything else.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The result of `prompts/get`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GetPromptResult {
+    /// A description of the prompt, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The messages, in order.
+    #[serde(default)]
+    pub messages: Vec<PromptMessage>,
+    /// Everything else.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One message of a prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// What it says.
+    pub content: Content,
+    /// Everything else.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A resource the server offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resource {
+    /// Its URI.
+    pub uri: String,
+    /// Its name.
+    #[serde(default)]
+    pub name: String,
+    /// Human-readable name, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its MIME type, if given.
+    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Everything else (`size`, `annotations`, …).
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A family of resources described by a URI template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceTemplate {
+    /// The RFC 6570 URI template.
+    #[serde(rename = "uriTemplate")]
+    pub uri_template: String,
+    /// Its name.
+    #[serde(default)]
+    pub name: String,
+    /// What it describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Everything else.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The result of `resources/read`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadResourceResult {
+    /// One or more contents.
+    #[serde(default)]
+    pub contents: Vec<ResourceContents>,
+    /// Everything else.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The result of `completion/complete`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompleteResult {
+    /// The suggestions.
+    pub completion: Completion,
+    /// Everything else.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Completion suggestions for one argument.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    /// Suggested values, best first.
+    #[serde(default)]
+    pub values: Vec<String>,
+    /// How many there are in all, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Whether there are more than `values` holds.
+    #[serde(rename = "hasMore", default)]
+    pub has_more: bool,
+    /// Everything else.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One `notifications/progress` for a call made with
+/// [`Client::call_tool_with_progress`](super::Client::call_tool_with_progress).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// How far along; grows with each notification.
+    pub progress: f64,
+    /// The total, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// A message describing the step, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Everything else (the `progressToken` among it).
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Severity for [`Client::set_logging_level`](super::Client::set_logging_level), as RFC 5424 names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum LoggingLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
