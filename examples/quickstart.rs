@@ -6,7 +6,8 @@
 //! ```
 //!
 //! With no command, the example starts itself again as the demo server
-//! (`tests/peer/demo.rs`), so it needs nothing installed.
+//! (`tests/peer/demo.rs`), so it needs nothing installed. It prints the server's
+//! info and tools, makes one tool call showing its progress, and closes.
 
 #[path = "../tests/peer/demo.rs"]
 mod demo;
@@ -15,6 +16,7 @@ use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use stdio_mcp::client::Client;
 use stdio_mcp::Transport;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -38,60 +40,56 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 async fn run(command: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
     let transport = Transport::builder(&command)
         .timeout(Duration::from_secs(60))
-        .on_stderr(|line| eprintln!("[server stderr] {line}"))
-        .on_notification(|n| {
-            println!(
-                "  notification {}: {}",
-                n.method,
-                n.params.clone().unwrap_or(Value::Null)
-            )
-        })
-        .spawn()?;
-
-    let init = transport
-        .send_request(
-            "initialize",
-            Some(json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": { "name": "stdio-mcp-quickstart", "version": env!("CARGO_PKG_VERSION") }
-            })),
-        )
-        .await?;
-    transport.send_notification("notifications/initialized", None)?;
+        .on_stderr(|line| eprintln!("[server stderr] {line}"));
+    let client = Client::connect(transport).await?;
+    let info = client.server_info();
     println!(
         "server: {} {} (protocol {})",
-        init["serverInfo"]["name"], init["serverInfo"]["version"], init["protocolVersion"]
+        info.name,
+        info.version,
+        client.protocol_version()
     );
 
-    let tools = transport.send_request("tools/list", None).await?;
-    let tools = tools["tools"].as_array().cloned().unwrap_or_default();
+    let tools = client.list_tools().await?;
     println!("{} tools:", tools.len());
     for tool in &tools {
         println!(
             "  {:<30} {}",
-            tool["name"].as_str().unwrap_or("?"),
-            tool["description"].as_str().unwrap_or("")
+            tool.name,
+            tool.description.as_deref().unwrap_or("")
         );
     }
 
-    if tools.iter().any(|t| t["name"] == "echo") {
-        let result = transport
-            .send_request(
-                "tools/call",
-                Some(json!({ "name": "echo", "arguments": { "message": "hello from stdio-mcp" } })),
-            )
+    // One call that reports progress, if the server has one; echo otherwise.
+    let candidates = [
+        ("countdown", json!({ "from": 3 })),
+        (
+            "trigger-long-running-operation",
+            json!({ "duration": 1, "steps": 3 }),
+        ),
+        ("echo", json!({ "message": "hello from stdio-mcp" })),
+    ];
+    if let Some((name, args)) = candidates
+        .into_iter()
+        .find(|(n, _)| tools.iter().any(|t| t.name == *n))
+    {
+        println!("calling {name} {args}");
+        let result = client
+            .call_tool_with_progress(name, args, |p| {
+                let total = p.total.map_or(String::new(), |t| format!("/{t}"));
+                println!(
+                    "  progress {}{total} {}",
+                    p.progress,
+                    p.message.as_deref().unwrap_or("")
+                );
+            })
             .await?;
-        println!("echo -> {}", result["content"][0]["text"]);
+        println!("  -> {}", result.text());
     }
 
-    transport.close().await?;
-    println!(
-        "closed: {}",
-        transport
-            .exit_status()
-            .map_or("?".into(), |s| s.to_string())
-    );
+    client.close().await?;
+    let status = client.transport().exit_status();
+    println!("closed: {}", status.map_or("?".into(), |s| s.to_string()));
     Ok(())
 }
 

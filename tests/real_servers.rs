@@ -1,0 +1,255 @@
+//! The client against real MCP servers nobody here wrote:
+//! `@modelcontextprotocol/server-everything` (npm) and `mcp-server-time` (PyPI),
+//! installed pinned into `.servers/` by `scripts/install-test-servers`.
+//!
+//! Without them these tests say so on stderr and do nothing; with
+//! `STDIO_MCP_REQUIRE_SERVERS` set (as `.ci/run` does) a missing server fails.
+
+mod common;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use common::run;
+use serde_json::{json, Value};
+use stdio_mcp::client::{Client, Content, LoggingLevel, Progress};
+use stdio_mcp::{Builder, Notification, Transport};
+
+/// The installed server's command, or `None` (after saying so) when missing.
+fn installed(relative: &str, test: &str) -> Option<Builder> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(".servers")
+        .join(relative);
+    if path.exists() {
+        return Some(Transport::builder([path]));
+    }
+    let message = format!(
+        "{test}: NOT RUN: {} is not installed (run scripts/install-test-servers)",
+        path.display()
+    );
+    assert!(
+        std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
+        "{message}"
+    );
+    // Written past the test harness's capture, so it shows in a passing run.
+    let _ = writeln!(std::io::stderr(), "{message}");
+    None
+}
+
+fn everything(test: &str) -> Option<Builder> {
+    installed("node_modules/.bin/mcp-server-everything", test)
+}
+
+fn text(content: &[Content]) -> String {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn everything_handshake_echo_and_sum() {
+    let Some(builder) = everything("everything_handshake_echo_and_sum") else {
+        return;
+    };
+    run(30, async {
+        let client = Client::connect(builder).await.unwrap();
+        assert_eq!(client.server_info().name, "mcp-servers/everything");
+        assert_eq!(client.protocol_version(), "2025-11-25");
+        client.ping().await.unwrap();
+        let tools = client.list_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "echo"));
+        assert!(tools.iter().all(|t| t.input_schema.is_object()));
+        let r = client
+            .call_tool("echo", json!({"message": "hello"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "Echo: hello");
+        let r = client
+            .call_tool("get-sum", json!({"a": 19, "b": 23}))
+            .await
+            .unwrap();
+        assert!(r.text().contains("42"), "{}", r.text());
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn everything_sees_env_set_and_removed() {
+    let Some(builder) = everything("everything_sees_env_set_and_removed") else {
+        return;
+    };
+    std::env::set_var("STDIO_MCP_PARENT_ONLY", "should not arrive");
+    std::env::set_var("STDIO_MCP_INHERITED", "arrives");
+    run(30, async {
+        let builder = builder
+            .env("STDIO_MCP_SET", "set by the test")
+            .env_remove("STDIO_MCP_PARENT_ONLY");
+        let client = Client::connect(builder).await.unwrap();
+        let r = client.call_tool("get-env", json!({})).await.unwrap();
+        let env: Value = serde_json::from_str(&r.text()).unwrap();
+        assert_eq!(env["STDIO_MCP_SET"], "set by the test");
+        assert_eq!(env["STDIO_MCP_INHERITED"], "arrives");
+        assert!(
+            env.get("STDIO_MCP_PARENT_ONLY").is_none(),
+            "removed with env_remove"
+        );
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn everything_long_running_operation_reports_progress() {
+    let Some(builder) = everything("everything_long_running_operation_reports_progress") else {
+        return;
+    };
+    run(30, async {
+        let client = Client::connect(builder).await.unwrap();
+        let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+        let log = Arc::clone(&seen);
+        let r = client
+            .call_tool_with_progress(
+                "trigger-long-running-operation",
+                json!({"duration": 1, "steps": 4}),
+                move |p| log.lock().unwrap().push(p.clone()),
+            )
+            .await
+            .unwrap();
+        assert!(!r.is_error);
+        let seen = seen.lock().unwrap().clone();
+        let steps: Vec<f64> = seen.iter().map(|p| p.progress).collect();
+        assert_eq!(
+            steps,
+            [1.0, 2.0, 3.0, 4.0],
+            "every step, in order, before the result"
+        );
+        assert_eq!(seen[0].total, Some(4.0));
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn everything_simulated_logging_reaches_the_user() {
+    let Some(builder) = everything("everything_simulated_logging_reaches_the_user") else {
+        return;
+    };
+    run(30, async {
+        let messages: Arc<Mutex<Vec<Notification>>> = Arc::default();
+        let log = Arc::clone(&messages);
+        let builder = builder.on_notification(move |n| {
+            if n.method == "notifications/message" {
+                log.lock().unwrap().push(n.clone());
+            }
+        });
+        let client = Client::connect(builder).await.unwrap();
+        client.set_logging_level(LoggingLevel::Debug).await.unwrap();
+        client
+            .call_tool("toggle-simulated-logging", json!({}))
+            .await
+            .unwrap();
+        common::eventually(15, || !messages.lock().unwrap().is_empty()).await;
+        let first = messages.lock().unwrap()[0].clone();
+        let params = first.params.unwrap();
+        assert!(
+            params["level"].is_string() && !params["data"].is_null(),
+            "{params}"
+        );
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn everything_prompts_and_resources() {
+    let Some(builder) = everything("everything_prompts_and_resources") else {
+        return;
+    };
+    run(30, async {
+        let client = Client::connect(builder).await.unwrap();
+        let prompts = client.list_prompts().await.unwrap();
+        assert!(
+            prompts.iter().any(|p| p.name == "simple-prompt"),
+            "{prompts:?}"
+        );
+        let args = prompts.iter().find(|p| p.name == "args-prompt").unwrap();
+        assert!(args
+            .arguments
+            .iter()
+            .any(|a| a.name == "city" && a.required));
+        let simple = client
+            .get_prompt("simple-prompt", Value::Null)
+            .await
+            .unwrap();
+        assert!(!simple.messages.is_empty());
+        let filled = client
+            .get_prompt("args-prompt", json!({"city": "Lisbon"}))
+            .await
+            .unwrap();
+        assert!(text(
+            &filled
+                .messages
+                .iter()
+                .map(|m| m.content.clone())
+                .collect::<Vec<_>>()
+        )
+        .contains("Lisbon"));
+
+        let resources = client.list_resources().await.unwrap();
+        assert!(!resources.is_empty());
+        let templates = client.list_resource_templates().await.unwrap();
+        assert!(
+            templates.iter().any(|t| t.uri_template.contains("{")),
+            "{templates:?}"
+        );
+        let first = &resources[0];
+        let read = client.read_resource(&first.uri).await.unwrap();
+        assert_eq!(read.contents[0].uri, first.uri);
+        assert!(read.contents[0].text.is_some() || read.contents[0].blob.is_some());
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn time_server_gives_the_current_time() {
+    let Some(builder) = installed(
+        "venv/bin/mcp-server-time",
+        "time_server_gives_the_current_time",
+    ) else {
+        return;
+    };
+    run(30, async {
+        let client = Client::connect(builder).await.unwrap();
+        assert_eq!(client.server_info().name, "mcp-time");
+        let tools: Vec<String> = client
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert!(tools.contains(&"get_current_time".to_owned()), "{tools:?}");
+        let r = client
+            .call_tool("get_current_time", json!({"timezone": "UTC"}))
+            .await
+            .unwrap();
+        assert!(!r.is_error, "{r:?}");
+        let answer: Value = serde_json::from_str(&r.text()).unwrap();
+        assert_eq!(answer["timezone"], "UTC");
+        assert!(
+            answer["datetime"].as_str().unwrap().starts_with("20"),
+            "{answer}"
+        );
+        let e = client
+            .call_tool("get_current_time", json!({"timezone": "Not/AZone"}))
+            .await;
+        // The server reports a bad zone either as a tool error or a JSON-RPC error.
+        match e {
+            Ok(r) => assert!(r.is_error, "{r:?}"),
+            Err(e) => assert_eq!(e.category(), Some("mcp"), "{e}"),
+        }
+        client.close().await.unwrap();
+    });
+}
