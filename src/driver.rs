@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -175,6 +176,43 @@ impl fmt::Debug for Driver {
     }
 }
 
+/// How reading a pipe ended this time.
+enum Drained {
+    /// Nothing more to read now (or the read budget is spent and a wake-up queued).
+    Waiting,
+    /// The pipe reached its end.
+    Ended,
+    /// The line handler asked to stop.
+    Stopped,
+}
+
+/// Reads what `pipe` has, handing each complete line to `each`, for at most
+/// `READS_PER_POLL` reads, so one chatty child cannot starve the other drivers.
+fn read_lines(
+    pipe: &mut ReadPipe,
+    lines: &mut LineBuffer,
+    cx: &mut Context<'_>,
+    mut each: impl FnMut(Line<'_>) -> ControlFlow<()>,
+) -> Drained {
+    for _ in 0..READS_PER_POLL {
+        match pipe.poll_read(cx, lines.spare()) {
+            Poll::Pending => return Drained::Waiting,
+            Poll::Ready(Ok(n)) if n > 0 => {
+                lines.filled(n);
+                while let Some(line) = lines.next_line() {
+                    if each(line).is_break() {
+                        return Drained::Stopped;
+                    }
+                }
+            }
+            // End of stream, or an error that ends it.
+            Poll::Ready(_) => return Drained::Ended,
+        }
+    }
+    cx.waker().wake_by_ref();
+    Drained::Waiting
+}
+
 impl Inner {
     fn poll_once(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.flush(cx);
@@ -244,23 +282,19 @@ impl Inner {
         let Some(stdout) = self.stdout.as_mut() else {
             return;
         };
-        for _ in 0..READS_PER_POLL {
-            let spare = self.stdout_lines.spare();
-            match stdout.poll_read(cx, spare) {
-                Poll::Pending => return,
-                Poll::Ready(Ok(n)) if n > 0 => {
-                    self.stdout_lines.filled(n);
-                    while let Some(line) = self.stdout_lines.next_line() {
-                        match line {
-                            Line::Complete(line) => self.router.route_line(line),
-                            Line::TooLong(_) => return self.message_too_large(),
-                        }
-                    }
-                }
-                Poll::Ready(_) => return self.stdout_ended(),
+        let router = &mut self.router;
+        let drained = read_lines(stdout, &mut self.stdout_lines, cx, |line| match line {
+            Line::Complete(line) => {
+                router.route_line(line);
+                ControlFlow::Continue(())
             }
+            Line::TooLong(_) => ControlFlow::Break(()),
+        });
+        match drained {
+            Drained::Ended => self.stdout_ended(),
+            Drained::Stopped => self.message_too_large(),
+            Drained::Waiting => {}
         }
-        cx.waker().wake_by_ref();
     }
 
     fn stdout_ended(&mut self) {
@@ -287,27 +321,19 @@ impl Inner {
         let Some(stderr) = self.stderr.as_mut() else {
             return;
         };
-        for _ in 0..READS_PER_POLL {
-            let spare = self.stderr_lines.spare();
-            match stderr.poll_read(cx, spare) {
-                Poll::Pending => return,
-                Poll::Ready(Ok(n)) if n > 0 => {
-                    self.stderr_lines.filled(n);
-                    while let Some(line) = self.stderr_lines.next_line() {
-                        let (Line::Complete(line) | Line::TooLong(line)) = line;
-                        self.router.stderr_line(line);
-                    }
-                }
-                Poll::Ready(_) => {
-                    self.stderr = None;
-                    if let Some(rest) = self.stderr_lines.take_unterminated() {
-                        self.router.stderr_line(&rest);
-                    }
-                    return;
-                }
+        let router = &mut self.router;
+        let drained = read_lines(stderr, &mut self.stderr_lines, cx, |line| {
+            // An over-long stderr line is kept cut; the rest of it is skipped.
+            let (Line::Complete(line) | Line::TooLong(line)) = line;
+            router.stderr_line(line);
+            ControlFlow::Continue(())
+        });
+        if let Drained::Ended = drained {
+            self.stderr = None;
+            if let Some(rest) = self.stderr_lines.take_unterminated() {
+                self.router.stderr_line(&rest);
             }
         }
-        cx.waker().wake_by_ref();
     }
 
     fn watch_exit(&mut self, cx: &mut Context<'_>) {

@@ -1,6 +1,6 @@
 //! `stdio-mcp-bench-server`: a fast, std-only MCP server for the benchmarks.
 //!
-//! It answers `initialize`, `ping` and `tools/call` with the tools `echo`
+//! It answers `initialize`, `ping`, `tools/list` (empty) and `tools/call` with the tools `echo`
 //! (returns its arguments), `blob` (a text of `bytes` bytes) and `notify`
 //! (`count` progress notifications, then its result). Answers are buffered and
 //! flushed whenever no more input is waiting, so pipelined requests cost few writes.
@@ -44,6 +44,7 @@ fn main() -> io::Result<()> {
                 "serverInfo": { "name": "stdio-mcp-bench-server", "version": "1" }
             }),
             "ping" => json!({}),
+            "tools/list" => json!({ "tools": [] }),
             "tools/call" => {
                 let args = &request.params["arguments"];
                 match request.params["name"].as_str() {
