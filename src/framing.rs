@@ -148,26 +148,9 @@ impl LineBuffer {
     }
 }
 
-/// Position of the first `\n`, eight bytes at a time.
+/// Position of the first `\n`.
 fn find_newline(bytes: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    const NL: u64 = LO * b'\n' as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    let mut offset = 0;
-    for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes")) ^ NL;
-        // A byte of `word` is zero exactly where the input held a newline.
-        if (word.wrapping_sub(LO) & !word & HI) != 0 {
-            return chunk.iter().position(|&b| b == b'\n').map(|i| offset + i);
-        }
-        offset += 8;
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|i| offset + i)
+    memchr::memchr(b'\n', bytes)
 }
 
 #[cfg(test)]
@@ -202,7 +185,7 @@ mod tests {
     }
 
     #[test]
-    fn newline_search_matches_naive_search() {
+    fn newline_search_finds_the_first_newline() {
         for len in 0..40 {
             for pos in 0..=len {
                 let mut bytes = vec![b'x'; len];
