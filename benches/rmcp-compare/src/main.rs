@@ -165,8 +165,14 @@ async fn ours_figures() -> Vec<f64> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let rmcp = rmcp_figures().await;
-    let ours = ours_figures().await;
+    // Which goes first matters a little (heap state); BENCH_OURS_FIRST flips it.
+    let (rmcp, ours) = if std::env::var_os("BENCH_OURS_FIRST").is_some() {
+        let ours = ours_figures().await;
+        (rmcp_figures().await, ours)
+    } else {
+        let rmcp = rmcp_figures().await;
+        (rmcp, ours_figures().await)
+    };
     let names = [
         ("seq (tools/list)", "us/call"),
         ("pipe (256 in flight)", "calls/s"),
