@@ -128,6 +128,16 @@ impl Builder {
     /// The trade-off: a group of its own no longer receives the terminal's Ctrl-C,
     /// so the child lives until this process closes it (or dies, with
     /// [`kill_on_parent_death`](Self::kill_on_parent_death)).
+    ///
+    /// ```no_run
+    /// use stdio_mcp::Transport;
+    ///
+    /// // npx starts node, which starts the server: all three share the group.
+    /// let t = Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"])
+    ///     .process_group(true)
+    ///     .spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn process_group(mut self, own_group: bool) -> Self {
         self.process_group = own_group;
         self
@@ -154,6 +164,19 @@ impl Builder {
 
     /// Called with every notification the server sends, the moment it is read, in
     /// wire order, and before the future of any response read after it completes.
+    ///
+    /// ```no_run
+    /// use stdio_mcp::Transport;
+    ///
+    /// let t = Transport::builder(["my-mcp-server"])
+    ///     .on_notification(|n| {
+    ///         if n.method == "notifications/progress" {
+    ///             println!("progress: {:?}", n.params);
+    ///         }
+    ///     })
+    ///     .spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn on_notification(mut self, handler: impl FnMut(&Notification) + Send + 'static) -> Self {
         self.handlers.notification = Some(Box::new(handler));
         self
@@ -162,6 +185,20 @@ impl Builder {
     /// Called with every request the server sends. Returning `Some(outcome)` writes
     /// it back as the response; `None` leaves the request for
     /// [`Transport::respond`] (or unanswered). Without a handler such requests are dropped.
+    ///
+    /// ```no_run
+    /// use serde_json::json;
+    /// use stdio_mcp::{RpcError, Transport};
+    ///
+    /// let t = Transport::builder(["my-mcp-server"])
+    ///     .on_request(|r| match r.method.as_str() {
+    ///         "ping" => Some(Ok(json!({}))),
+    ///         "roots/list" => Some(Ok(json!({ "roots": [] }))),
+    ///         _ => Some(Err(RpcError { code: -32601, message: "not supported".into(), data: None })),
+    ///     })
+    ///     .spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn on_request(
         mut self,
         handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
@@ -174,6 +211,15 @@ impl Builder {
     /// not JSON, not UTF-8, a response to an unknown or cancelled id. Such lines
     /// never disturb anything; this makes them visible. They are also counted in
     /// [`Transport::discarded_lines`].
+    ///
+    /// ```no_run
+    /// use stdio_mcp::Transport;
+    ///
+    /// let t = Transport::builder(["my-mcp-server"])
+    ///     .on_discarded(|d| eprintln!("ignored stdout line ({}): {}", d.reason, d.line))
+    ///     .spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn on_discarded(mut self, handler: impl FnMut(&DiscardedLine) + Send + 'static) -> Self {
         self.handlers.discarded = Some(Box::new(handler));
         self
@@ -194,6 +240,16 @@ impl Builder {
     /// Starts the child and hands its [`Driver`] to the caller, who must run it
     /// (e.g. `smol::spawn(driver).detach()` or `tokio::spawn(driver)`): nothing is
     /// written or read until it is polled.
+    ///
+    /// ```no_run
+    /// # #[tokio::main] async fn main() -> Result<(), stdio_mcp::Error> {
+    /// use stdio_mcp::Transport;
+    ///
+    /// let (transport, driver) = Transport::builder(["my-mcp-server"]).spawn_with_driver()?;
+    /// tokio::spawn(driver);
+    /// transport.send_request("ping", None).await?;
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///

@@ -86,3 +86,8 @@ pub mod __fuzz {
 
 /// Re-exported so handlers and params can be written without a direct dependency.
 pub use serde_json::{json, Value};
+
+// The README's examples are compiled as doc tests, so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

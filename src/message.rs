@@ -8,6 +8,14 @@ use crate::error::{Error, RpcError};
 /// A notification the server sent of its own accord (a line with a `method` and no `id`).
 ///
 /// Delivered to [`Builder::on_notification`](crate::Builder::on_notification) the moment it is read.
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::Notification;
+///
+/// let n = Notification { method: "notifications/message".into(), params: Some(json!({"level": "info"})) };
+/// assert_eq!(n.params.unwrap()["level"], "info");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notification {
     /// The notification's method, e.g. `notifications/progress`.

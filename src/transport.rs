@@ -71,6 +71,22 @@ impl Transport {
     }
 
     /// [`send_request`](Self::send_request) with per-request options.
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use stdio_mcp::{RequestOptions, Transport};
+    ///
+    /// let t = Transport::builder(["my-mcp-server"]).spawn()?;
+    /// let slow = t.send_request_with(
+    ///     "tools/call",
+    ///     Some(json!({ "name": "build", "arguments": {} })),
+    ///     RequestOptions::new().timeout(Duration::from_secs(600)),
+    /// );
+    /// let result = slow.await?;
+    /// # let _ = result; Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub fn send_request_with(
         &self,
         method: &str,
@@ -107,6 +123,24 @@ impl Transport {
 
     /// Answers a request the server sent (see [`Builder::on_request`]), passing its
     /// `id` back unchanged.
+    ///
+    /// ```no_run
+    /// use std::sync::mpsc;
+    /// use serde_json::json;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let (asked, questions) = mpsc::channel();
+    /// let t = Transport::builder(["my-mcp-server"])
+    ///     .on_request(move |r| {
+    ///         asked.send(r.clone()).ok();
+    ///         None // answered below, once we know
+    ///     })
+    ///     .spawn()?;
+    /// for request in questions {
+    ///     t.respond(request.id, Ok(json!({ "action": "accept" })))?;
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -188,6 +222,18 @@ impl Transport {
     /// Takes effect at the call: [`is_alive`](Self::is_alive) turns false and new
     /// sends fail, while requests already sent keep waiting until the child exits.
     /// The returned future resolves once it has; every call gets the same outcome.
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::Transport;
+    ///
+    /// let t = Transport::builder(["my-mcp-server"]).spawn()?;
+    /// let closing = t.close();
+    /// assert!(!t.is_alive()); // at once
+    /// closing.await?;         // once the server has exited
+    /// println!("{:?}", t.exit_status());
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub fn close(&self) -> Close {
         let mut state = self.shared.lock();
         let waker = if state.finished.is_none() && !state.close_requested {
