@@ -253,3 +253,116 @@ fn time_server_gives_the_current_time() {
         client.close().await.unwrap();
     });
 }
+
+#[test]
+fn everything_completion_and_resource_subscription() {
+    let Some(builder) = everything("everything_completion_and_resource_subscription") else {
+        return;
+    };
+    run(30, async {
+        let updates: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let log = Arc::clone(&updates);
+        let builder = builder.on_notification(move |n| {
+            if n.method == "notifications/resources/updated" {
+                log.lock()
+                    .unwrap()
+                    .push(n.params.clone().unwrap_or(Value::Null));
+            }
+        });
+        let client = Client::connect(builder).await.unwrap();
+        let done = client
+            .complete(
+                json!({"type": "ref/prompt", "name": "completable-prompt"}),
+                "department",
+                "S",
+            )
+            .await
+            .unwrap();
+        assert_eq!(done.completion.values, ["Sales", "Support"]);
+
+        let uri = client.list_resources().await.unwrap()[0].uri.clone();
+        client.subscribe(&uri).await.unwrap();
+        // The server sends one update at once when its simulation starts, then every 5 s.
+        client
+            .call_tool("toggle-subscriber-updates", json!({}))
+            .await
+            .unwrap();
+        common::eventually(15, || !updates.lock().unwrap().is_empty()).await;
+        assert_eq!(updates.lock().unwrap()[0]["uri"], json!(uri));
+        client.unsubscribe(&uri).await.unwrap();
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn everything_asks_our_sampling_and_roots_handlers() {
+    let Some(builder) = everything("everything_asks_our_sampling_and_roots_handlers") else {
+        return;
+    };
+    run(30, async {
+        // Without the handlers the server offers no tools that need them.
+        let plain =
+            Client::connect(everything("everything_asks_our_sampling_and_roots_handlers").unwrap())
+                .await
+                .unwrap();
+        let names: Vec<String> = plain
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert!(
+            !names
+                .iter()
+                .any(|n| n == "trigger-sampling-request" || n == "get-roots-list"),
+            "{names:?}"
+        );
+        plain.close().await.unwrap();
+
+        let client = Client::builder(builder)
+            .on_sampling(|r| {
+                let asked = r.params.as_ref().unwrap()["messages"][0]["content"]["text"].clone();
+                Some(Ok(json!({
+                    "role": "assistant",
+                    "content": { "type": "text", "text": format!("sampled: {}", asked.as_str().unwrap_or("")) },
+                    "model": "stdio-mcp-test-model",
+                    "stopReason": "endTurn"
+                })))
+            })
+            .on_roots_list(|_| Some(Ok(json!({ "roots": [{ "uri": "file:///srv/project", "name": "project" }] }))))
+            .connect()
+            .await
+            .unwrap();
+        let names: Vec<String> = client
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert!(
+            names.iter().any(|n| n == "trigger-sampling-request"),
+            "{names:?}"
+        );
+        let r = client
+            .call_tool(
+                "trigger-sampling-request",
+                json!({ "prompt": "hello there", "maxTokens": 10 }),
+            )
+            .await
+            .unwrap();
+        let text = r.text();
+        assert!(
+            text.contains("stdio-mcp-test-model") && text.contains("hello there"),
+            "{text}"
+        );
+        let roots = client.call_tool("get-roots-list", json!({})).await.unwrap();
+        assert!(
+            roots.text().contains("file:///srv/project"),
+            "{}",
+            roots.text()
+        );
+        client.close().await.unwrap();
+    });
+}
