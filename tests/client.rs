@@ -98,13 +98,7 @@ fn a_silent_server_times_out_in_the_handshake() {
 fn list_tools_follows_every_page() {
     run(10, async {
         let client = Client::connect(peer(&["--paged"])).await.unwrap();
-        let tools: Vec<String> = client
-            .list_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
+        let tools = common::tool_names(&client).await;
         assert_eq!(tools, ["echo", "add", "countdown"]);
         let lines = received(client.transport()).await;
         let cursors: Vec<&Value> = lines

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use common::run;
 use serde_json::{json, Value};
 use stdio_mcp::client::{Client, Content, LoggingLevel, Progress};
-use stdio_mcp::{Builder, Notification, Transport};
+use stdio_mcp::{Builder, Transport};
 
 /// The installed server's command, or `None` (after saying so) when missing.
 fn installed(relative: &str, test: &str) -> Option<Builder> {
@@ -138,13 +138,8 @@ fn everything_simulated_logging_reaches_the_user() {
         return;
     };
     run(30, async {
-        let messages: Arc<Mutex<Vec<Notification>>> = Arc::default();
-        let log = Arc::clone(&messages);
-        let builder = builder.on_notification(move |n| {
-            if n.method == "notifications/message" {
-                log.lock().unwrap().push(n.clone());
-            }
-        });
+        let (messages, handler) = common::notifications_of("notifications/message");
+        let builder = builder.on_notification(handler);
         let client = Client::connect(builder).await.unwrap();
         client.set_logging_level(LoggingLevel::Debug).await.unwrap();
         client
@@ -152,8 +147,7 @@ fn everything_simulated_logging_reaches_the_user() {
             .await
             .unwrap();
         common::eventually(15, || !messages.lock().unwrap().is_empty()).await;
-        let first = messages.lock().unwrap()[0].clone();
-        let params = first.params.unwrap();
+        let params = messages.lock().unwrap()[0].clone();
         assert!(
             params["level"].is_string() && !params["data"].is_null(),
             "{params}"
@@ -223,13 +217,7 @@ fn time_server_gives_the_current_time() {
     run(30, async {
         let client = Client::connect(builder).await.unwrap();
         assert_eq!(client.server_info().name, "mcp-time");
-        let tools: Vec<String> = client
-            .list_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
+        let tools = common::tool_names(&client).await;
         assert!(tools.contains(&"get_current_time".to_owned()), "{tools:?}");
         let r = client
             .call_tool("get_current_time", json!({"timezone": "UTC"}))
@@ -260,15 +248,8 @@ fn everything_completion_and_resource_subscription() {
         return;
     };
     run(30, async {
-        let updates: Arc<Mutex<Vec<Value>>> = Arc::default();
-        let log = Arc::clone(&updates);
-        let builder = builder.on_notification(move |n| {
-            if n.method == "notifications/resources/updated" {
-                log.lock()
-                    .unwrap()
-                    .push(n.params.clone().unwrap_or(Value::Null));
-            }
-        });
+        let (updates, handler) = common::notifications_of("notifications/resources/updated");
+        let builder = builder.on_notification(handler);
         let client = Client::connect(builder).await.unwrap();
         let done = client
             .complete(
@@ -305,13 +286,7 @@ fn everything_asks_our_sampling_and_roots_handlers() {
             Client::connect(everything("everything_asks_our_sampling_and_roots_handlers").unwrap())
                 .await
                 .unwrap();
-        let names: Vec<String> = plain
-            .list_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
+        let names = common::tool_names(&plain).await;
         assert!(
             !names
                 .iter()
@@ -334,13 +309,7 @@ fn everything_asks_our_sampling_and_roots_handlers() {
             .connect()
             .await
             .unwrap();
-        let names: Vec<String> = client
-            .list_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
+        let names = common::tool_names(&client).await;
         assert!(
             names.iter().any(|n| n == "trigger-sampling-request"),
             "{names:?}"

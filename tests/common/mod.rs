@@ -96,3 +96,29 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// The names of every tool the client's server offers.
+pub async fn tool_names(client: &stdio_mcp::client::Client) -> Vec<String> {
+    let tools = client.list_tools().await.expect("tools/list");
+    tools.into_iter().map(|t| t.name).collect()
+}
+
+/// A list that a handler fills with the params of every notification of `method`,
+/// and the handler to give `Builder::on_notification`.
+pub fn notifications_of(
+    method: &'static str,
+) -> (
+    std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    impl FnMut(&stdio_mcp::Notification) + Send + 'static,
+) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    let handler = move |n: &stdio_mcp::Notification| {
+        if n.method == method {
+            log.lock()
+                .unwrap()
+                .push(n.params.clone().unwrap_or(Value::Null));
+        }
+    };
+    (seen, handler)
+}
