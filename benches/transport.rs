@@ -4,8 +4,8 @@
 //! (`benches/support/bench_server.rs`):
 //! - `raw`: blocking std pipes, hand framing, serde_json — the practical limit;
 //! - `thread`: stdio-mcp with its default background thread;
-//! - `local`: stdio-mcp with the driver on the caller's single-threaded executor
-//!   (`async_io::block_on`).
+//! - `local`: stdio-mcp with the driver as a task on the caller's single-threaded
+//!   executor (async-executor's `LocalExecutor` under `async_io::block_on`, as smol runs it).
 //!
 //! The parent process runs the whole set twice, as children of its own: pinned to
 //! CPU 0 (`taskset -c 0`) and unpinned, and prints one table. Judge on pinned:
@@ -20,7 +20,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::future::{select, Either};
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::{json, Value};
 use stdio_mcp::{Builder, Transport};
@@ -132,22 +131,20 @@ where
             futures::executor::block_on(closer.close()).unwrap();
             out
         }
-        Mode::Local => async_io::block_on(async {
-            let (t, driver) = builder.spawn_with_driver().unwrap();
-            let closer = t.clone();
-            let work = Box::pin(work(t));
-            // The driver is polled first in each pass, so an answer it routes is
-            // seen by the work in the same pass.
-            match select(driver, work).await {
-                Either::Right((out, driver)) => {
-                    let closed = closer.close();
-                    drop(closer);
-                    futures::join!(driver, closed).1.unwrap();
-                    out
-                }
-                Either::Left(_) => panic!("the driver ended before the work"),
-            }
-        }),
+        Mode::Local => {
+            // smol's single-threaded executor: the driver is a task beside the work.
+            let ex = async_executor::LocalExecutor::new();
+            async_io::block_on(ex.run(async {
+                let (t, driver) = builder.spawn_with_driver().unwrap();
+                let driver = ex.spawn(driver);
+                let closer = t.clone();
+                let out = work(t).await;
+                closer.close().await.unwrap();
+                drop(closer);
+                driver.await;
+                out
+            }))
+        }
     }
 }
 
