@@ -137,7 +137,7 @@ impl PendingRequest {
         if let RequestState::Waiting { shared, .. } =
             std::mem::replace(&mut self.state, RequestState::Done)
         {
-            release(&shared);
+            shared.release_handle();
         }
         Poll::Ready(outcome)
     }
@@ -201,7 +201,7 @@ impl Drop for PendingRequest {
         if let RequestState::Waiting { shared, id, .. } = &self.state {
             // An answer already read counts as finished: no cancel for it.
             let _ = cancel(shared, *id, None);
-            release(shared);
+            shared.release_handle();
         }
     }
 }
@@ -222,13 +222,6 @@ fn cancel(shared: &Shared, id: u64, reason: Option<&str>) -> Option<Result<Value
             None
         }
         _ => None,
-    }
-}
-
-/// Gives up this request's share of the transport; the last one lets the driver close.
-fn release(shared: &Shared) {
-    if shared.drop_handle() {
-        shared.wake_driver();
     }
 }
 

@@ -92,9 +92,11 @@ impl Shared {
         self.handles.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Returns true when that was the last handle.
-    pub(crate) fn drop_handle(&self) -> bool {
-        self.handles.fetch_sub(1, Ordering::AcqRel) == 1
+    /// Gives up one handle; the last one wakes the driver so it closes the child.
+    pub(crate) fn release_handle(&self) {
+        if self.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.wake_driver();
+        }
     }
 
     pub(crate) fn handles(&self) -> usize {

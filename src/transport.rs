@@ -259,9 +259,7 @@ impl Clone for Transport {
 
 impl Drop for Transport {
     fn drop(&mut self) {
-        if self.shared.drop_handle() {
-            self.shared.wake_driver();
-        }
+        self.shared.release_handle();
     }
 }
 
