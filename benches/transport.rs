@@ -177,6 +177,44 @@ fn seq(mode: Mode, n: u64) -> f64 {
     })
 }
 
+/// The floor for any client built on async-io: one task, `Async` pipes, hand
+/// framing, no transport at all. It shows what the reactor itself costs per call.
+fn seq_async_io_floor(n: u64) -> f64 {
+    use futures::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
+    let mut child = Command::new(SERVER)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("bench server");
+    let mut stdin = async_io::Async::new(child.stdin.take().unwrap()).unwrap();
+    let mut stdout = AsyncBufReader::new(async_io::Async::new(child.stdout.take().unwrap()).unwrap());
+    let us = async_io::block_on(async {
+        let mut line = Vec::new();
+        let mut out = Vec::new();
+        let mut call = |id: u64| {
+            out.clear();
+            serde_json::to_writer(&mut out, &json!({ "jsonrpc": "2.0", "id": id, "method": "ping" })).unwrap();
+            out.push(b'\n');
+            out.clone()
+        };
+        let mut start = Instant::now();
+        for id in 0..n + 1000 {
+            if id == 1000 {
+                start = Instant::now();
+            }
+            stdin.write_all(&call(id)).await.unwrap();
+            line.clear();
+            stdout.read_until(b'\n', &mut line).await.unwrap();
+            let answer: Value = serde_json::from_slice(&line).unwrap();
+            assert_eq!(answer["id"], json!(id));
+        }
+        start.elapsed().as_secs_f64() * 1e6 / n as f64
+    });
+    drop(stdin);
+    child.wait().unwrap();
+    us
+}
+
 const WINDOW: usize = 256;
 
 fn pipe_raw(n: u64) -> f64 {
@@ -507,7 +545,7 @@ fn rows() -> Vec<(String, &'static str, f64, f64, f64, bool)> {
 fn child_main(label: &str) {
     if let Ok(spec) = env::var("BENCH_ONE") {
         // For profiling one workload: BENCH_ONE=workload,mode[,size MiB,rounds]
-        // with workload seq|pipe|notify|spawn|blob and mode raw|thread|local.
+        // with workload seq|pipe|notify|spawn|blob|floor and mode raw|thread|local.
         let parts: Vec<&str> = spec.split(',').collect();
         let mode = match parts[1] {
             "raw" => None,
@@ -518,6 +556,7 @@ fn child_main(label: &str) {
         let figure = match (parts[0], mode) {
             ("seq", None) => seq_raw(arg(2, 50_000)),
             ("seq", Some(m)) => seq(m, arg(2, 50_000)),
+            ("floor", _) => seq_async_io_floor(arg(2, 50_000)),
             ("pipe", None) => pipe_raw(arg(2, 500_000)),
             ("pipe", Some(m)) => pipe(m, arg(2, 500_000)),
             ("notify", None) => notify_raw(arg(2, 200_000)),
@@ -551,9 +590,16 @@ fn child_main(label: &str) {
         }
         return;
     }
-    for (name, unit, raw, thread, local, _) in rows() {
+    let rows = rows();
+    for (name, unit, raw, thread, local, _) in &rows {
         println!("ROW\t{label}\t{name}\t{unit}\t{raw}\t{thread}\t{local}");
     }
+    // What async-io itself costs: one task, no transport, no hand-off between tasks.
+    let floor = seq_async_io_floor(scaled(50_000, 5_000));
+    println!(
+        "{label}: seq floor of a single-task async-io client (no transport): {floor:.2} us/call = {:.2}x raw",
+        floor / rows[0].2
+    );
     let transports = 200;
     let pending = scaled(100_000, 20_000);
     for mode in [Mode::Thread, Mode::Local] {
