@@ -547,7 +547,7 @@ fn child_main(label: &str) {
         // For profiling one workload: BENCH_ONE=workload,mode[,size MiB,rounds]
         // with workload seq|pipe|notify|spawn|blob|floor and mode raw|thread|local.
         let parts: Vec<&str> = spec.split(',').collect();
-        let mode = match parts[1] {
+        let mode = match parts.get(1).copied().unwrap_or("thread") {
             "raw" => None,
             "local" => Some(Mode::Local),
             _ => Some(Mode::Thread),
