@@ -11,6 +11,9 @@
 //!
 //! Works with smol, async-std, Tokio, or a plain `futures::executor::block_on`.
 //!
+//! The [`client`] module adds the MCP handshake, typed results, pagination,
+//! progress and answers to the server's own requests on top of the transport.
+//!
 //! [Model Context Protocol]: https://modelcontextprotocol.io
 //!
 //! # Example
@@ -40,6 +43,12 @@
 //! `MCP server process exited (code 1): fatal: no token`. Errors the server sent
 //! have [`Error::category`] `"mcp"` and carry the [`RpcError`]; a request that ran
 //! out of time has `"timeout"`.
+//!
+//! # Closing
+//!
+//! [`Transport::close`] closes the child's stdin, then sends SIGTERM after 2 s and
+//! SIGKILL 2 s later if it is still running. Dropping every handle does the same;
+//! dropping the [`Driver`] kills the child at once. No child is left behind.
 //!
 //! # Lines that are not messages
 //!
