@@ -187,13 +187,18 @@ fn seq_async_io_floor(n: u64) -> f64 {
         .spawn()
         .expect("bench server");
     let mut stdin = async_io::Async::new(child.stdin.take().unwrap()).unwrap();
-    let mut stdout = AsyncBufReader::new(async_io::Async::new(child.stdout.take().unwrap()).unwrap());
+    let mut stdout =
+        AsyncBufReader::new(async_io::Async::new(child.stdout.take().unwrap()).unwrap());
     let us = async_io::block_on(async {
         let mut line = Vec::new();
         let mut out = Vec::new();
         let mut call = |id: u64| {
             out.clear();
-            serde_json::to_writer(&mut out, &json!({ "jsonrpc": "2.0", "id": id, "method": "ping" })).unwrap();
+            serde_json::to_writer(
+                &mut out,
+                &json!({ "jsonrpc": "2.0", "id": id, "method": "ping" }),
+            )
+            .unwrap();
             out.push(b'\n');
             out.clone()
         };

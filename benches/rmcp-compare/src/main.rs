@@ -20,7 +20,11 @@ use stdio_mcp::Transport;
 
 fn server_path() -> String {
     std::env::var("BENCH_SERVER").unwrap_or_else(|_| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/release/stdio-mcp-bench-server").to_owned()
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../target/release/stdio-mcp-bench-server"
+        )
+        .to_owned()
     })
 }
 
@@ -28,7 +32,11 @@ fn server_path() -> String {
 struct Counter(Arc<AtomicU64>);
 
 impl ClientHandler for Counter {
-    async fn on_progress(&self, _params: ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        _params: ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
         self.0.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -83,7 +91,10 @@ async fn rmcp_figures() -> Vec<f64> {
 
     let start = Instant::now();
     for _ in 0..BLOB_ROUNDS {
-        client.call_tool(call("blob", json!({ "bytes": BLOB }))).await.unwrap();
+        client
+            .call_tool(call("blob", json!({ "bytes": BLOB })))
+            .await
+            .unwrap();
     }
     let blob = (BLOB * BLOB_ROUNDS) as f64 / start.elapsed().as_secs_f64() / 1e6;
 
@@ -115,7 +126,9 @@ async fn ours_figures() -> Vec<f64> {
         .spawn()
         .unwrap();
     let init = json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "b", "version": "1" } });
-    t.send_request("initialize", Some(init.clone())).await.unwrap();
+    t.send_request("initialize", Some(init.clone()))
+        .await
+        .unwrap();
     let start = Instant::now();
     for _ in 0..SEQ {
         t.send_request("tools/list", None).await.unwrap();
@@ -140,9 +153,12 @@ async fn ours_figures() -> Vec<f64> {
 
     let start = Instant::now();
     for _ in 0..BLOB_ROUNDS {
-        t.send_request("tools/call", Some(json!({ "name": "blob", "arguments": { "bytes": BLOB } })))
-            .await
-            .unwrap();
+        t.send_request(
+            "tools/call",
+            Some(json!({ "name": "blob", "arguments": { "bytes": BLOB } })),
+        )
+        .await
+        .unwrap();
     }
     let blob = (BLOB * BLOB_ROUNDS) as f64 / start.elapsed().as_secs_f64() / 1e6;
 
@@ -155,8 +171,11 @@ async fn ours_figures() -> Vec<f64> {
     let start = Instant::now();
     for _ in 0..SPAWNS {
         let t = Transport::builder([server_path()]).spawn().unwrap();
-        t.send_request("initialize", Some(init.clone())).await.unwrap();
-        t.send_notification("notifications/initialized", None).unwrap();
+        t.send_request("initialize", Some(init.clone()))
+            .await
+            .unwrap();
+        t.send_notification("notifications/initialized", None)
+            .unwrap();
         t.close().await.unwrap();
     }
     let spawn = start.elapsed().as_secs_f64() * 1e3 / SPAWNS as f64;
@@ -184,7 +203,14 @@ async fn main() {
     println!("|---|---|---|---|---|");
     for (i, (name, unit)) in names.iter().enumerate() {
         let lower_is_better = *unit == "us/call" || *unit == "ms";
-        let advantage = if lower_is_better { rmcp[i] / ours[i] } else { ours[i] / rmcp[i] };
-        println!("| {name} | {unit} | {:.2} | {:.2} | {advantage:.2}x |", rmcp[i], ours[i]);
+        let advantage = if lower_is_better {
+            rmcp[i] / ours[i]
+        } else {
+            ours[i] / rmcp[i]
+        };
+        println!(
+            "| {name} | {unit} | {:.2} | {:.2} | {advantage:.2}x |",
+            rmcp[i], ours[i]
+        );
     }
 }
