@@ -10,7 +10,11 @@ fuzz_target!(|data: &[u8]| {
     let Some((&seed, stream)) = data.split_first() else {
         return;
     };
-    let chunks = [1 + (seed & 0x0f) as usize, 1 + (seed >> 4) as usize * 3, 4096];
+    let chunks = [
+        1 + (seed & 0x0f) as usize,
+        1 + (seed >> 4) as usize * 3,
+        4096,
+    ];
     let limit = if seed & 0x80 != 0 { 64 } else { 1 << 20 };
     let whole = stdio_mcp::__fuzz::replay(stream, &[usize::MAX], limit);
     let split = stdio_mcp::__fuzz::replay(stream, &chunks, limit);
