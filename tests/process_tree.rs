@@ -67,19 +67,31 @@ fn without_a_group_the_grandchild_survives_which_is_why_the_option_exists() {
     });
 }
 
-/// Run as a separate process by the test below: spawns a server with
-/// `kill_on_parent_death`, prints its pid, and waits to be killed.
+/// On its own: a server spawned with `kill_on_parent_death` works as usual.
+/// Run by the test below as a separate "host" process (with
+/// `STDIO_MCP_HOST_HELPER` set), it prints the server's pid and waits to be killed.
 #[test]
-fn host_helper_for_parent_death() {
-    if std::env::var_os("STDIO_MCP_HOST_HELPER").is_none() {
-        return; // only meaningful as the child of the test below
+fn kill_on_parent_death_spawns_a_working_server() {
+    if std::env::var_os("STDIO_MCP_HOST_HELPER").is_some() {
+        let t = peer(&["--ignore-eof", "--ignore-term"])
+            .kill_on_parent_death(true)
+            .spawn()
+            .unwrap();
+        println!("server-pid {}", t.pid());
+        std::thread::sleep(Duration::from_secs(30));
+        return;
     }
-    let t = peer(&["--ignore-eof", "--ignore-term"])
-        .kill_on_parent_death(true)
-        .spawn()
-        .unwrap();
-    println!("server-pid {}", t.pid());
-    std::thread::sleep(Duration::from_secs(30));
+    run(10, async {
+        let t = peer(&[]).kill_on_parent_death(true).spawn().unwrap();
+        assert_eq!(
+            t.send_request("test/echo", Some(serde_json::json!(1)))
+                .await
+                .unwrap(),
+            serde_json::json!(1)
+        );
+        t.close().await.unwrap();
+        assert_eq!(t.exit_status().unwrap().code(), Some(0));
+    });
 }
 
 #[test]
@@ -89,7 +101,7 @@ fn kill_on_parent_death_takes_the_server_down_with_a_crashed_host() {
         let mut host = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "host_helper_for_parent_death",
+                "kill_on_parent_death_spawns_a_working_server",
                 "--nocapture",
                 "--test-threads=1",
             ])

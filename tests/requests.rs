@@ -493,7 +493,8 @@ fn lines_from_many_threads_are_never_interleaved() {
                             )
                         })
                         .collect();
-                    futures::executor::block_on(async {
+                    // Bounded here too: a join on a hung thread would never end.
+                    common::run(20, async {
                         for (payload, r) in requests {
                             assert_eq!(r.await.unwrap(), json!(payload));
                         }
