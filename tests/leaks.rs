@@ -71,10 +71,15 @@ fn a_thousand_cycles_leak_nothing() {
             t.close().await.unwrap();
         }
         eventually(10, || children() == 0).await;
-        // The last driver lets go of its child's handles just after its close resolves.
-        eventually(5, || open_fds() == fds).await;
-        assert_eq!(fd_targets(), before, "file descriptors after 500 closes");
-        assert_eq!(threads(), thread_count, "threads after 500 closes");
+        // At most the starting count: the baseline may still have held a warm-up
+        // driver's descriptors, while one leak per cycle would show as 500 more.
+        eventually(5, || open_fds() <= fds).await;
+        let after = fd_targets();
+        assert!(
+            after.len() <= before.len(),
+            "file descriptors after 500 closes: {before:?} then {after:?}"
+        );
+        assert!(threads() <= thread_count, "threads after 500 closes");
 
         for i in 0..500 {
             let t = peer(&[]).spawn().unwrap();
@@ -85,7 +90,7 @@ fn a_thousand_cycles_leak_nothing() {
             drop(t); // no close: the driver closes the child once every handle is gone
         }
         eventually(20, || children() == 0).await;
-        eventually(10, || open_fds() == fds).await;
-        assert_eq!(threads(), thread_count, "threads after 500 drops");
+        eventually(10, || open_fds() <= fds).await;
+        assert!(threads() <= thread_count, "threads after 500 drops");
     });
 }
