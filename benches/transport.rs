@@ -4,8 +4,11 @@
 //! (`benches/support/bench_server.rs`):
 //! - `raw`: blocking std pipes, hand framing, serde_json — the practical limit;
 //! - `thread`: stdio-mcp with its default background thread;
-//! - `local`: stdio-mcp with the driver as a task on the caller's single-threaded
-//!   executor (async-executor's `LocalExecutor` under `async_io::block_on`, as smol runs it).
+//! - `local task`: stdio-mcp with the driver as a task on the caller's
+//!   single-threaded executor (async-executor's `LocalExecutor` under
+//!   `async_io::block_on`, as smol runs it);
+//! - `same task`: the driver and the caller's work in one task, with
+//!   `Driver::run_until` under `async_io::block_on`.
 //!
 //! The parent process runs the whole set twice, as children of its own: pinned to
 //! CPU 0 (`taskset -c 0`) and unpinned, and prints one table. Judge on pinned:
@@ -113,8 +116,12 @@ impl Raw {
 
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
+    /// `Builder::spawn`: the shared background thread.
     Thread,
+    /// The driver as a task of smol's single-threaded executor, beside the work.
     Local,
+    /// The driver and the work in one task: `Driver::run_until`.
+    SameTask,
 }
 
 /// Runs `work` against a fresh transport in `mode`, then closes it.
@@ -144,6 +151,18 @@ where
                 driver.await;
                 out
             }))
+        }
+        Mode::SameTask => {
+            let (t, driver) = builder.spawn_with_driver().unwrap();
+            let closer = t.clone();
+            let (out, driver) = async_io::block_on(driver.run_until(work(t)));
+            let closing = closer.close();
+            drop(closer);
+            async_io::block_on(async {
+                driver.await;
+                closing.await.unwrap();
+            });
+            out
         }
     }
 }
@@ -422,7 +441,7 @@ fn scale(mode: Mode, transports: usize, pending: u64) -> Scale {
             futures::executor::block_on(futures::future::join_all(all.iter().map(|t| t.close())));
             counts
         }
-        Mode::Local => async_io::block_on(async {
+        Mode::Local | Mode::SameTask => async_io::block_on(async {
             let ex = async_executor::LocalExecutor::new();
             ex.run(async {
                 let mut all = Vec::new();
@@ -475,86 +494,67 @@ fn scale(mode: Mode, transports: usize, pending: u64) -> Scale {
 
 // ---------- the table ----------
 
-/// One measured row: workload, unit, raw, thread, local, and whether more is better.
-fn rows() -> Vec<(String, &'static str, f64, f64, f64, bool)> {
+/// The ways stdio-mcp is run, in the table's column order.
+const MODES: [Mode; 3] = [Mode::Thread, Mode::Local, Mode::SameTask];
+
+/// One measured row: workload, unit, raw, then stdio-mcp in each of `MODES`.
+struct Row {
+    name: &'static str,
+    unit: &'static str,
+    raw: f64,
+    ours: Vec<f64>,
+}
+
+fn row(name: &'static str, unit: &'static str, raw: f64, ours: impl Fn(Mode) -> f64) -> Row {
+    Row {
+        name,
+        unit,
+        raw,
+        ours: MODES.iter().map(|&m| ours(m)).collect(),
+    }
+}
+
+fn rows() -> Vec<Row> {
     let n_seq = scaled(50_000, 5_000);
     let n_pipe = scaled(500_000, 50_000);
     let blob_rounds = scaled(40, 5);
     let n_notify = scaled(200_000, 50_000);
     let spawns = scaled(200, 20);
     let mb8 = 8 << 20;
-    let mut rows = vec![
-        (
-            "seq".to_owned(),
-            "us/call",
-            seq_raw(n_seq),
-            seq(Mode::Thread, n_seq),
-            seq(Mode::Local, n_seq),
-            false,
+    // time(32 MiB) / time(4 MiB) = 8 * rate(4 MiB) / rate(32 MiB); 8 is perfectly linear.
+    let (small, large, rounds) = (4u64 << 20, 32u64 << 20, scaled(8, 2));
+    vec![
+        row("seq", "us/call", seq_raw(n_seq), |m| seq(m, n_seq)),
+        row("pipe (256)", "calls/s", pipe_raw(n_pipe), |m| {
+            pipe(m, n_pipe)
+        }),
+        row("blob 8 MiB", "MB/s", blob_raw(mb8, blob_rounds), |m| {
+            blob(m, mb8, blob_rounds)
+        }),
+        row("notify", "notes/s", notify_raw(n_notify), |m| {
+            notify(m, n_notify)
+        }),
+        row("spawn+init+close", "ms", spawn_raw(spawns), |m| {
+            spawn(m, spawns)
+        }),
+        row(
+            "32 MiB / 4 MiB time",
+            "x",
+            8.0 * blob_raw(small, rounds * 4) / blob_raw(large, rounds),
+            |m| 8.0 * blob(m, small, rounds * 4) / blob(m, large, rounds),
         ),
-        (
-            "pipe (256)".to_owned(),
-            "calls/s",
-            pipe_raw(n_pipe),
-            pipe(Mode::Thread, n_pipe),
-            pipe(Mode::Local, n_pipe),
-            true,
-        ),
-        (
-            "blob 8 MiB".to_owned(),
-            "MB/s",
-            blob_raw(mb8, blob_rounds),
-            blob(Mode::Thread, mb8, blob_rounds),
-            blob(Mode::Local, mb8, blob_rounds),
-            true,
-        ),
-        (
-            "notify".to_owned(),
-            "notes/s",
-            notify_raw(n_notify),
-            notify(Mode::Thread, n_notify),
-            notify(Mode::Local, n_notify),
-            true,
-        ),
-        (
-            "spawn+init+close".to_owned(),
-            "ms",
-            spawn_raw(spawns),
-            spawn(Mode::Thread, spawns),
-            spawn(Mode::Local, spawns),
-            false,
-        ),
-    ];
-    // Linear cost: a 32 MiB result against a 4 MiB one (ratio of MB/s; 1.0 is perfectly linear).
-    let (small, large) = (4u64 << 20, 32u64 << 20);
-    let rounds = scaled(8, 2);
-    let linear = |mode: Option<Mode>| {
-        let rate = |bytes, r| match mode {
-            None => blob_raw(bytes, r),
-            Some(m) => blob(m, bytes, r),
-        };
-        // time(32 MiB) / time(4 MiB) = 8 * rate(4) / rate(32)
-        8.0 * rate(small, rounds * 4) / rate(large, rounds)
-    };
-    rows.push((
-        "32 MiB / 4 MiB time".to_owned(),
-        "x",
-        linear(None),
-        linear(Some(Mode::Thread)),
-        linear(Some(Mode::Local)),
-        false,
-    ));
-    rows
+    ]
 }
 
 fn child_main(label: &str) {
     if let Ok(spec) = env::var("BENCH_ONE") {
         // For profiling one workload: BENCH_ONE=workload,mode[,size MiB,rounds]
-        // with workload seq|pipe|notify|spawn|blob|floor and mode raw|thread|local.
+        // with workload seq|pipe|notify|spawn|blob|floor and mode raw|thread|local|same.
         let parts: Vec<&str> = spec.split(',').collect();
         let mode = match parts.get(1).copied().unwrap_or("thread") {
             "raw" => None,
             "local" => Some(Mode::Local),
+            "same" => Some(Mode::SameTask),
             _ => Some(Mode::Thread),
         };
         let arg = |i: usize, default: u64| parts.get(i).map_or(default, |p| p.parse().unwrap());
@@ -596,14 +596,21 @@ fn child_main(label: &str) {
         return;
     }
     let rows = rows();
-    for (name, unit, raw, thread, local, _) in &rows {
-        println!("ROW\t{label}\t{name}\t{unit}\t{raw}\t{thread}\t{local}");
+    for r in &rows {
+        let ours: Vec<String> = r.ours.iter().map(f64::to_string).collect();
+        println!(
+            "ROW\t{label}\t{}\t{}\t{}\t{}",
+            r.name,
+            r.unit,
+            r.raw,
+            ours.join("\t")
+        );
     }
     // What async-io itself costs: one task, no transport, no hand-off between tasks.
     let floor = seq_async_io_floor(scaled(50_000, 5_000));
     println!(
         "{label}: seq floor of a single-task async-io client (no transport): {floor:.2} us/call = {:.2}x raw",
-        floor / rows[0].2
+        floor / rows[0].raw
     );
     let transports = 200;
     let pending = scaled(100_000, 20_000);
@@ -672,20 +679,23 @@ fn main() {
             }
         }
     }
-    println!("\n| run | workload | unit | raw | thread | thread/raw | local | local/raw |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "\n| run | workload | unit | raw | thread | ×raw | local task | ×raw | same task | ×raw |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for c in &rows {
-        let v: Vec<f64> = c[4..7].iter().map(|x| x.parse().unwrap()).collect();
+        let v: Vec<f64> = c[4..].iter().map(|x| x.parse().unwrap()).collect();
+        let ours: Vec<String> = v[1..]
+            .iter()
+            .map(|x| format!("{} | {:.2}", fmt(*x), x / v[0]))
+            .collect();
         println!(
-            "| {} | {} | {} | {} | {} | {:.2} | {} | {:.2} |",
+            "| {} | {} | {} | {} | {} |",
             c[1],
             c[2],
             c[3],
             fmt(v[0]),
-            fmt(v[1]),
-            v[1] / v[0],
-            fmt(v[2]),
-            v[2] / v[0]
+            ours.join(" | ")
         );
     }
     println!("\n| run | driver | threads before | threads with 200 transports | bytes per idle transport | bytes per pending request | its JSON line | RSS MB before 100k pending | RSS MB after |");

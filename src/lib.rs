@@ -74,6 +74,7 @@ mod pipes;
 #[cfg(any(test, feature = "fuzzing"))]
 mod replay;
 mod route;
+mod run_until;
 mod shared;
 mod transport;
 
@@ -84,6 +85,7 @@ pub use error::{Error, RpcError};
 pub use exit::ExitStatus;
 pub use message::{DiscardedLine, Notification, ServerRequest};
 pub use pending::{PendingRequest, RequestOptions};
+pub use run_until::RunUntil;
 pub use transport::Transport;
 
 /// Internal entry points for the fuzzer (`fuzz/`); not part of the API.

@@ -75,7 +75,14 @@ impl ReadPipe {
             match self.io.get_ref().read(buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.ready = false,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Ok(n) => return Poll::Ready(Ok(n)),
+                Ok(n) => {
+                    // A short read emptied the pipe: ask the reactor next time rather
+                    // than spend a system call learning that it is empty.
+                    if n < buf.len() {
+                        self.ready = false;
+                    }
+                    return Poll::Ready(Ok(n));
+                }
                 Err(e) => return Poll::Ready(Err(e)),
             }
         }

@@ -174,3 +174,78 @@ fn tokio_code_beside_the_transport_through_async_compat() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }));
 }
+
+/// The driver and the work in one task, under a bare `block_on` (futures' and async-io's).
+async fn same_task_scenario() {
+    let notes = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&notes);
+    let (t, driver) = peer(&[])
+        .on_notification(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .spawn_with_driver()
+        .unwrap();
+    let work = async {
+        assert_eq!(
+            t.send_request("test/echo", Some(json!(5))).await.unwrap(),
+            json!(5)
+        );
+        let r = t
+            .send_request("test/notify", Some(json!({"count": 20})))
+            .await
+            .unwrap();
+        assert_eq!(r, json!({"sent": 20}));
+        assert_eq!(notes.load(Ordering::SeqCst), 20);
+        let dropped = t.send_request("test/never", None);
+        let id = dropped.id();
+        drop(dropped);
+        let lines = received(&t).await;
+        assert_eq!(cancels(&lines)[0]["params"], json!({"requestId": id}));
+        let e = t
+            .send_request_with(
+                "test/never",
+                None,
+                RequestOptions::new().timeout(Duration::from_millis(30)),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.category(), Some("timeout"));
+        t.send_request("test/never", None)
+    };
+    let (waiting, driver) = within(10, driver.run_until(work)).await;
+    // The driver still owns the child: it sees the close through.
+    let closing = t.close();
+    within(10, async {
+        driver.await;
+        closing.await.unwrap();
+    })
+    .await;
+    assert_eq!(
+        waiting.await.unwrap_err().to_string(),
+        "MCP server process exited (code 0)"
+    );
+    assert_eq!(t.exit_status().unwrap().code(), Some(0));
+}
+
+#[test]
+fn futures_block_on_running_driver_and_work_in_one_task() {
+    futures::executor::block_on(same_task_scenario());
+}
+
+#[test]
+fn async_io_block_on_running_driver_and_work_in_one_task() {
+    async_io::block_on(same_task_scenario());
+}
+
+#[test]
+fn dropping_the_driver_after_run_until_kills_the_child() {
+    futures::executor::block_on(within(10, async {
+        let (t, driver) = peer(&["--ignore-eof"]).spawn_with_driver().unwrap();
+        let (pong, driver) = driver.run_until(t.send_request("ping", None)).await;
+        assert_eq!(pong.unwrap(), json!({}));
+        let pid = t.pid();
+        drop(driver);
+        assert!(!t.is_alive());
+        common::eventually(5, || !common::process_exists(pid)).await;
+    }));
+}
