@@ -210,7 +210,8 @@ async fn same_task_scenario() {
             .await
             .unwrap_err();
         assert_eq!(e.category(), Some("timeout"));
-        t.send_request("test/never", None)
+        // Handed out still waiting, to see the close settle it.
+        Some(t.send_request("test/never", None))
     };
     let (waiting, driver) = within(10, driver.run_until(work)).await;
     // The driver still owns the child: it sees the close through.
@@ -221,7 +222,7 @@ async fn same_task_scenario() {
     })
     .await;
     assert_eq!(
-        waiting.await.unwrap_err().to_string(),
+        waiting.unwrap().await.unwrap_err().to_string(),
         "MCP server process exited (code 0)"
     );
     assert_eq!(t.exit_status().unwrap().code(), Some(0));
