@@ -218,8 +218,6 @@ impl Inner {
         self.flush(cx);
         self.read_stdout(cx);
         self.read_stderr(cx);
-        // Routing may have queued answers to server requests.
-        self.flush(cx);
         self.watch_exit(cx);
         self.climb_ladder(cx);
         self.poll_grace(cx)

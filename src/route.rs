@@ -90,6 +90,12 @@ impl Router {
                     let mut state = self.shared.lock();
                     if state.can_write() {
                         push_response(&mut state.outgoing, &request.id, &outcome);
+                        // Queued like any other line: the driver is woken to write it.
+                        let waker = state.take_driver_waker();
+                        drop(state);
+                        if let Some(waker) = waker {
+                            waker.wake();
+                        }
                     }
                 }
             }
