@@ -34,7 +34,9 @@ pub struct RunUntil<F> {
 }
 
 /// Which of the two futures asked to be polled, and the task to wake when a
-/// request comes from outside a poll.
+/// request comes from outside a poll. `SeqCst` throughout: a waker sets its flag
+/// then reads `polling`, the poll clears `polling` then reads the flags, and at
+/// least one side must see the other's write, or a wake-up would be lost.
 struct Flags {
     woken: AtomicU8,
     polling: AtomicBool,
@@ -52,9 +54,9 @@ impl Wake for FlagWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.flags.woken.fetch_or(self.bit, Ordering::AcqRel);
+        self.flags.woken.fetch_or(self.bit, Ordering::SeqCst);
         // Inside our own poll the flag is enough: the loop below looks at it.
-        if !self.flags.polling.load(Ordering::Acquire) {
+        if !self.flags.polling.load(Ordering::SeqCst) {
             self.flags.task.wake();
         }
     }
@@ -90,14 +92,14 @@ impl<F: Future> Future for RunUntil<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         this.flags.task.register(cx.waker());
-        this.flags.polling.store(true, Ordering::Release);
+        this.flags.polling.store(true, Ordering::SeqCst);
         for _ in 0..PASSES_PER_POLL {
-            let woken = this.flags.woken.swap(0, Ordering::AcqRel);
+            let woken = this.flags.woken.swap(0, Ordering::SeqCst);
             if woken == 0 {
-                this.flags.polling.store(false, Ordering::Release);
+                this.flags.polling.store(false, Ordering::SeqCst);
                 // A wake that landed between the swap and the store above only set
                 // a flag; look once more so it is not lost.
-                if this.flags.woken.load(Ordering::Acquire) != 0 {
+                if this.flags.woken.load(Ordering::SeqCst) != 0 {
                     cx.waker().wake_by_ref();
                 }
                 return Poll::Pending;
@@ -111,7 +113,7 @@ impl<F: Future> Future for RunUntil<F> {
             if woken & WORK != 0 {
                 let mut work_cx = Context::from_waker(&this.work_waker);
                 if let Poll::Ready(output) = this.work.as_mut().poll(&mut work_cx) {
-                    this.flags.polling.store(false, Ordering::Release);
+                    this.flags.polling.store(false, Ordering::SeqCst);
                     let driver = this
                         .driver
                         .take()
@@ -121,7 +123,7 @@ impl<F: Future> Future for RunUntil<F> {
             }
         }
         // Busy for a while: let the executor run others, then come back.
-        this.flags.polling.store(false, Ordering::Release);
+        this.flags.polling.store(false, Ordering::SeqCst);
         cx.waker().wake_by_ref();
         Poll::Pending
     }
@@ -143,6 +145,8 @@ impl Driver {
     /// pass between `work` and the driver without a wake-up through the executor.
     /// Afterwards the driver still owns the child: await it (after a
     /// [`close`](crate::Transport::close)) to see the child out, or drop it to kill it.
+    /// Dropping the returned future before `work` completes drops the driver too,
+    /// with the same effect as dropping a driver.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), stdio_mcp::Error> {
