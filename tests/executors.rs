@@ -250,3 +250,24 @@ fn dropping_the_driver_after_run_until_kills_the_child() {
         common::eventually(5, || !common::process_exists(pid)).await;
     }));
 }
+
+/// Wake-ups from other threads (timers fired by async-io's thread) while the
+/// driver and the work share a task: none may be lost.
+#[test]
+fn run_until_loses_no_wake_up_from_other_threads() {
+    futures::executor::block_on(within(20, async {
+        let (t, driver) = peer(&[]).spawn_with_driver().unwrap();
+        let work = async {
+            for i in 0..300u64 {
+                let sleep = async_io::Timer::after(Duration::from_micros(50 + i % 7 * 30));
+                let request = t.send_request("test/sleep", Some(json!({"ms": i % 3})));
+                let (_, answer) = futures::join!(sleep, request);
+                assert_eq!(answer.unwrap()["ms"], json!(i % 3));
+            }
+        };
+        let ((), driver) = driver.run_until(work).await;
+        let closing = t.close();
+        driver.await;
+        closing.await.unwrap();
+    }));
+}
