@@ -14,7 +14,11 @@
 //! CPU 0 (`taskset -c 0`) and unpinned, and prints one table. Judge on pinned:
 //! a wake-up across CPUs costs tens of microseconds on a small VM.
 //!
-//! `BENCH_QUICK=1` shrinks every workload for a fast look.
+//! `BENCH_QUICK=1` shrinks every workload for a fast look. For profiling, a child
+//! can be run by hand with `STDIO_MCP_BENCH_CHILD=x` and either
+//! `BENCH_ONE=workload,mode[,size,rounds]` (one figure) or `BENCH_SIZES=1` (blob
+//! throughput and client CPU per MiB from 1 to 32 MiB). `BENCH_SKIP_CALLGRIND=1`
+//! skips the instruction count.
 
 use std::env;
 use std::io::{BufRead, BufReader, Write};
