@@ -284,8 +284,8 @@ impl Builder {
         if self.kill_on_parent_death {
             set_parent_death_signal(&mut command);
         }
-        let start_error = |e: io::Error| start_error(&program_name, self.cwd.as_deref(), &e);
-        let (child_ends, parent_ends) = crate::pipes::make().map_err(start_error)?;
+        let failed = |e: io::Error| start_error(&program_name, self.cwd.as_deref(), &e);
+        let (child_ends, parent_ends) = crate::pipes::make().map_err(failed)?;
         // The command (and with it the child's ends of the pipes) is dropped right
         // after the spawn, so the pipes reach their end when the child closes them.
         let child = async_process::Command::from(command)
@@ -293,7 +293,7 @@ impl Builder {
             .stdout(child_ends.stdout)
             .stderr(child_ends.stderr)
             .spawn()
-            .map_err(start_error)?;
+            .map_err(failed)?;
 
         let shared = Arc::new(Shared::new(child.id(), self.timeout));
         let driver = Driver::new(

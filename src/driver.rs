@@ -81,7 +81,6 @@ struct Inner {
     written: usize,
     stdout_lines: LineBuffer,
     stderr_lines: LineBuffer,
-    max_message_size: usize,
     ladder: Option<Ladder>,
     /// Runs while waiting for the pipes after the exit, or for the exit after stdout ended.
     grace: Option<Timer>,
@@ -127,7 +126,6 @@ impl Driver {
                 written: 0,
                 stdout_lines: LineBuffer::new(max_message_size),
                 stderr_lines: LineBuffer::new(STDERR_LINE_LIMIT),
-                max_message_size,
                 ladder: None,
                 grace: None,
             })),
@@ -309,7 +307,7 @@ impl Inner {
     fn message_too_large(&mut self) {
         self.stdout = None;
         let error = Error::MessageTooLarge {
-            limit: self.max_message_size,
+            limit: self.stdout_lines.limit(),
         };
         self.fail_pending(error);
         self.start_close();

@@ -33,6 +33,14 @@ impl ExitStatus {
         self.signal
     }
 
+    /// A status for an exit whose details could not be learned.
+    pub(crate) fn unknown() -> Self {
+        ExitStatus {
+            code: None,
+            signal: None,
+        }
+    }
+
     /// Whether the process exited with code 0.
     #[must_use]
     pub fn success(&self) -> bool {
@@ -60,16 +68,6 @@ impl fmt::Display for ExitStatus {
             (Some(code), _) => write!(f, "code {code}"),
             (None, Some(signal)) => write!(f, "signal {signal}"),
             (None, None) => f.write_str("unknown status"),
-        }
-    }
-}
-
-impl ExitStatus {
-    /// A status for an exit whose details could not be learned.
-    pub(crate) fn unknown() -> Self {
-        ExitStatus {
-            code: None,
-            signal: None,
         }
     }
 }

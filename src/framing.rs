@@ -141,6 +141,11 @@ impl LineBuffer {
         }
     }
 
+    /// The longest line accepted.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// Bytes held, for tests of linear behaviour.
     #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {

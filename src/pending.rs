@@ -209,20 +209,19 @@ impl Drop for PendingRequest {
 /// Removes request `id`. If it was still waiting and the child can take lines,
 /// queues `notifications/cancelled`. Returns the answer if one had arrived.
 fn cancel(shared: &Shared, id: u64, reason: Option<&str>) -> Option<Result<Value, Error>> {
-    let mut state = shared.lock();
-    match state.remove_pending(id) {
-        Some(Slot::Answered(outcome)) => Some(outcome),
+    let mut answer = None;
+    shared.for_driver(|state| match state.remove_pending(id) {
+        Some(Slot::Answered(outcome)) => {
+            answer = Some(outcome);
+            false
+        }
         Some(Slot::Waiting(_)) if state.can_write() => {
             push_cancel(&mut state.outgoing, id, reason);
-            let waker = state.take_driver_waker();
-            drop(state);
-            if let Some(waker) = waker {
-                waker.wake();
-            }
-            None
+            true
         }
-        _ => None,
-    }
+        _ => false,
+    });
+    answer
 }
 
 impl fmt::Debug for PendingRequest {

@@ -87,16 +87,14 @@ impl Router {
                 };
                 let answer = catch_unwind(AssertUnwindSafe(|| handler(&request)));
                 if let Ok(Some(outcome)) = answer {
-                    let mut state = self.shared.lock();
-                    if state.can_write() {
-                        push_response(&mut state.outgoing, &request.id, &outcome);
-                        // Queued like any other line: the driver is woken to write it.
-                        let waker = state.take_driver_waker();
-                        drop(state);
-                        if let Some(waker) = waker {
-                            waker.wake();
+                    // Queued like any other line: the driver is woken to write it.
+                    self.shared.for_driver(|state| {
+                        let open = state.can_write();
+                        if open {
+                            push_response(&mut state.outgoing, &request.id, &outcome);
                         }
-                    }
+                        open
+                    });
                 }
             }
             Incoming::Invalid(reason) => self.discard(reason, line),

@@ -105,7 +105,21 @@ impl Shared {
 
     /// Wakes the driver, after the caller released the lock.
     pub(crate) fn wake_driver(&self) {
-        let waker = self.lock().driver_waker.take();
+        self.for_driver(|_| true);
+    }
+
+    /// Runs `change` under the lock; if it returns true (it queued a line or asked
+    /// for the close), wakes the driver once the lock is released, so no task is
+    /// ever woken while the lock is held.
+    pub(crate) fn for_driver(&self, change: impl FnOnce(&mut State) -> bool) {
+        let waker = {
+            let mut state = self.lock();
+            if change(&mut state) {
+                state.driver_waker.take()
+            } else {
+                None
+            }
+        };
         if let Some(waker) = waker {
             waker.wake();
         }
@@ -116,11 +130,6 @@ impl State {
     /// Whether new lines may still be queued.
     pub(crate) fn can_write(&self) -> bool {
         self.refusal.is_none()
-    }
-
-    /// The waker to call once the lock is released, if bytes were just queued.
-    pub(crate) fn take_driver_waker(&mut self) -> Option<Waker> {
-        self.driver_waker.take()
     }
 
     /// Removes request `id`'s slot. A map that grew for a burst of requests is

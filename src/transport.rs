@@ -13,7 +13,7 @@ use crate::error::{Error, RpcError};
 use crate::exit::ExitStatus;
 use crate::message::{push_notification, push_request, push_response};
 use crate::pending::{PendingRequest, RequestOptions};
-use crate::shared::Shared;
+use crate::shared::{Shared, Slot};
 
 /// A handle on one running MCP server: send requests and notifications, answer
 /// its requests, close it.
@@ -96,20 +96,25 @@ impl Transport {
         if let Some(notification) = options.resolve_on_notification {
             return PendingRequest::refused(Error::ResolveOnNotification { notification });
         }
-        let mut state = self.shared.lock();
-        if let Some(refusal) = &state.refusal {
-            return PendingRequest::refused(refusal.clone());
+        let mut sent = Err(Error::NotAlive);
+        self.shared.for_driver(|state| {
+            if let Some(refusal) = &state.refusal {
+                sent = Err(refusal.clone());
+                return false;
+            }
+            let id = self.shared.next_id();
+            push_request(&mut state.outgoing, id, method, params.as_ref());
+            // Registered with the line, under the same lock: no answer can beat it.
+            state.pending.insert(id, Slot::Waiting(None));
+            sent = Ok((id, options.timeout.unwrap_or(state.default_timeout)));
+            true
+        });
+        match sent {
+            Ok((id, timeout)) => {
+                PendingRequest::waiting(Arc::clone(&self.shared), id, method, timeout)
+            }
+            Err(refusal) => PendingRequest::refused(refusal),
         }
-        let id = self.shared.next_id();
-        let timeout = options.timeout.unwrap_or(state.default_timeout);
-        push_request(&mut state.outgoing, id, method, params.as_ref());
-        state.pending.insert(id, crate::shared::Slot::Waiting(None));
-        let waker = state.take_driver_waker();
-        drop(state);
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-        PendingRequest::waiting(Arc::clone(&self.shared), id, method, timeout)
     }
 
     /// Sends a notification (no answer expected).
@@ -150,17 +155,18 @@ impl Transport {
     }
 
     fn queue(&self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), Error> {
-        let mut state = self.shared.lock();
-        if let Some(refusal) = &state.refusal {
-            return Err(refusal.clone());
-        }
-        write(&mut state.outgoing);
-        let waker = state.take_driver_waker();
-        drop(state);
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-        Ok(())
+        let mut outcome = Ok(());
+        self.shared.for_driver(|state| match &state.refusal {
+            Some(refusal) => {
+                outcome = Err(refusal.clone());
+                false
+            }
+            None => {
+                write(&mut state.outgoing);
+                true
+            }
+        });
+        outcome
     }
 
     /// Changes the default time limit for requests sent from now on; requests
@@ -235,18 +241,14 @@ impl Transport {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub fn close(&self) -> Close {
-        let mut state = self.shared.lock();
-        let waker = if state.finished.is_none() && !state.close_requested {
-            state.close_requested = true;
-            state.refusal.get_or_insert(Error::NotAlive);
-            state.take_driver_waker()
-        } else {
-            None
-        };
-        drop(state);
-        if let Some(waker) = waker {
-            waker.wake();
-        }
+        self.shared.for_driver(|state| {
+            let first = state.finished.is_none() && !state.close_requested;
+            if first {
+                state.close_requested = true;
+                state.refusal.get_or_insert(Error::NotAlive);
+            }
+            first
+        });
         Close::new(Arc::clone(&self.shared))
     }
 }
