@@ -109,17 +109,22 @@ fn kill_on_parent_death_takes_the_server_down_with_a_crashed_host() {
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let mut lines = BufReader::new(host.stdout.take().unwrap()).lines();
-        let server = loop {
-            let line = lines
-                .next()
-                .expect("the host printed the server pid")
-                .unwrap();
-            // libtest prints "test NAME ... " before the helper's own output.
-            if let Some((_, pid)) = line.split_once("server-pid ") {
-                break pid.trim().parse::<u32>().unwrap();
+        // Read on a thread of its own, so a silent host fails the wait below
+        // instead of blocking this test forever.
+        let stdout = host.stdout.take().unwrap();
+        let (found, pid) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                // libtest prints "test NAME ... " before the helper's own output.
+                if let Some((_, pid)) = line.split_once("server-pid ") {
+                    let _ = found.send(pid.trim().parse::<u32>().unwrap());
+                    return;
+                }
             }
-        };
+        });
+        let server = pid
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the host printed the server pid");
         assert!(!dead(server));
         host.kill().unwrap(); // SIGKILL: the host gets no chance to clean up
         host.wait().unwrap();

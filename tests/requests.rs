@@ -436,6 +436,12 @@ fn header_params_are_accepted_and_ignored() {
             )
             .await;
         assert_eq!(r.unwrap(), json!(3));
+        // Nothing of the header params reaches the wire.
+        let lines = received(&t).await;
+        assert_eq!(
+            lines[0],
+            json!({"jsonrpc": "2.0", "id": 1, "method": "test/echo", "params": 3})
+        );
         t.close().await.unwrap();
     });
 }
