@@ -56,6 +56,24 @@ fn call(name: &'static str, arguments: Value) -> CallToolRequestParams {
     params
 }
 
+/// Calls per second with 256 calls in flight, `PIPE` calls in all.
+async fn pipelined<T, E: std::fmt::Debug, Fut>(mut call: impl FnMut() -> Fut) -> f64
+where
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let start = Instant::now();
+    let mut in_flight = FuturesUnordered::new();
+    let mut sent = 0;
+    while sent < PIPE || !in_flight.is_empty() {
+        while in_flight.len() < 256 && sent < PIPE {
+            in_flight.push(call());
+            sent += 1;
+        }
+        in_flight.next().await.unwrap().unwrap();
+    }
+    PIPE as f64 / start.elapsed().as_secs_f64()
+}
+
 const SEQ: u64 = 20_000;
 const PIPE: u64 = 200_000;
 const BLOB: u64 = 8 << 20;
@@ -72,22 +90,8 @@ async fn rmcp_figures() -> Vec<f64> {
     }
     let seq = start.elapsed().as_secs_f64() * 1e6 / SEQ as f64;
 
-    let start = Instant::now();
-    {
-        let mut in_flight = FuturesUnordered::new();
-        let mut sent = 0;
-        while sent < PIPE {
-            while in_flight.len() < 256 && sent < PIPE {
-                in_flight.push(client.call_tool(call("echo", json!({}))));
-                sent += 1;
-            }
-            in_flight.next().await.unwrap().unwrap();
-        }
-        while let Some(r) = in_flight.next().await {
-            r.unwrap();
-        }
-    }
-    let pipe = PIPE as f64 / start.elapsed().as_secs_f64();
+    let pipe =
+        pipelined(|| async { client.call_tool(call("echo", json!({}))).await.map(drop) }).await;
 
     let start = Instant::now();
     for _ in 0..BLOB_ROUNDS {
@@ -136,20 +140,7 @@ async fn ours_figures() -> Vec<f64> {
     let seq = start.elapsed().as_secs_f64() * 1e6 / SEQ as f64;
 
     let echo = json!({ "name": "echo", "arguments": {} });
-    let start = Instant::now();
-    let mut in_flight = FuturesUnordered::new();
-    let mut sent = 0;
-    while sent < PIPE {
-        while in_flight.len() < 256 && sent < PIPE {
-            in_flight.push(t.send_request("tools/call", Some(echo.clone())));
-            sent += 1;
-        }
-        in_flight.next().await.unwrap().unwrap();
-    }
-    while let Some(r) = in_flight.next().await {
-        r.unwrap();
-    }
-    let pipe = PIPE as f64 / start.elapsed().as_secs_f64();
+    let pipe = pipelined(|| t.send_request("tools/call", Some(echo.clone()))).await;
 
     let start = Instant::now();
     for _ in 0..BLOB_ROUNDS {
