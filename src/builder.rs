@@ -286,6 +286,7 @@ impl Builder {
         }
         let failed = |e: io::Error| start_error(&program_name, self.cwd.as_deref(), &e);
         let (child_ends, parent_ends) = crate::pipes::make().map_err(failed)?;
+        crate::reaper::ensure_driven();
         // The command (and with it the child's ends of the pipes) is dropped right
         // after the spawn, so the pipes reach their end when the child closes them.
         let child = async_process::Command::from(command)

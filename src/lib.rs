@@ -71,6 +71,7 @@ mod framing;
 mod message;
 mod pending;
 mod pipes;
+mod reaper;
 #[cfg(any(test, feature = "fuzzing"))]
 mod replay;
 mod route;

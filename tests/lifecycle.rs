@@ -419,3 +419,38 @@ fn is_alive_through_the_life_cycle() {
         assert_eq!(t.exit_status().unwrap().code(), Some(1));
     });
 }
+
+fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_reaper_is_driven_by_our_thread_not_one_that_takes_the_reactor() {
+    run(20, async {
+        // Both ways of running a driver; a child dropped before its exit is reaped.
+        let (t, driver) = peer(&[]).spawn_with_driver().unwrap();
+        let driven = async_io::block_on(driver.run_until(t.send_request("ping", None)));
+        driven.0.unwrap();
+        let pid = t.pid();
+        drop(t);
+        drop(driven.1);
+        let t = peer(&[]).spawn().unwrap();
+        t.send_request("ping", None).await.unwrap();
+        t.close().await.unwrap();
+        eventually(5, || process_state(pid).is_none()).await;
+        let names = thread_names();
+        assert!(
+            !names.iter().any(|n| n == "async-process"),
+            "async-process started its own reaper thread: {names:?}"
+        );
+        assert_eq!(
+            names.iter().filter(|n| *n == "stdio-mcp-reap").count(),
+            1,
+            "{names:?}"
+        );
+    });
+}
