@@ -74,6 +74,7 @@ impl Router {
                 drop(state);
                 if let Some(waker) = waker {
                     waker.wake();
+                    crate::handoff::note_caller_woken();
                 }
             }
             Incoming::Notification(notification) => {
