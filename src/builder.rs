@@ -290,6 +290,9 @@ impl Builder {
         // The command (and with it the child's ends of the pipes) is dropped right
         // after the spawn, so the pipes reach their end when the child closes them.
         let child = async_process::Command::from(command)
+            // The driver sees every exit; a child it did not see end goes to
+            // `reaper::adopt`. Nothing to hand to async-process's reaper.
+            .reap_on_drop(false)
             .stdin(child_ends.stdin)
             .stdout(child_ends.stdout)
             .stderr(child_ends.stderr)

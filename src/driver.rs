@@ -473,7 +473,8 @@ impl Inner {
 
     /// The driver was dropped before the child exited: kill it, fail what waits.
     fn left_the_loop(mut self: Box<Self>) {
-        if self.exited.is_none() {
+        let unreaped = self.exited.is_none();
+        if unreaped {
             self.kill();
         }
         let wakers = {
@@ -485,5 +486,10 @@ impl Inner {
         };
         wakers.into_iter().for_each(Waker::wake);
         self.shared.finished.notify(usize::MAX);
+        if unreaped {
+            // Its exit is awaited elsewhere, so it leaves no zombie.
+            let this = *self;
+            crate::reaper::adopt(this.child);
+        }
     }
 }

@@ -46,7 +46,7 @@ pub(crate) fn make() -> io::Result<(ChildEnds, ParentEnds)> {
 #[derive(Debug)]
 pub(crate) struct ReadPipe {
     io: Async<PipeReader>,
-    /// Worth a `read`: the reactor said so, or nothing has been tried yet.
+    /// Worth a `read`: the reactor said so, and no read has found it empty since.
     ready: bool,
 }
 
@@ -54,7 +54,9 @@ impl ReadPipe {
     pub(crate) fn new(pipe: PipeReader) -> io::Result<Self> {
         Ok(ReadPipe {
             io: Async::new(pipe)?,
-            ready: true,
+            // A fresh pipe's child has not even started: ask the reactor first
+            // instead of spending a read to learn that it is empty.
+            ready: false,
         })
     }
 
