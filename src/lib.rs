@@ -68,7 +68,6 @@ mod error;
 mod exit;
 mod exit_watch;
 mod framing;
-mod handoff;
 mod message;
 mod pending;
 mod pipes;

@@ -74,7 +74,6 @@ impl Router {
                 drop(state);
                 if let Some(waker) = waker {
                     waker.wake();
-                    crate::handoff::note_caller_woken();
                 }
             }
             Incoming::Notification(notification) => {
