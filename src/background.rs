@@ -6,11 +6,10 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 
-use futures::channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
 use futures::future::{poll_fn, CatchUnwind};
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::task::AtomicWaker;
@@ -18,24 +17,76 @@ use futures::FutureExt;
 
 use crate::driver::Driver;
 
-static DRIVERS: OnceLock<UnboundedSender<Driver>> = OnceLock::new();
-
 /// Passes over the drivers in one poll before yielding to `block_on`.
 const PASSES_PER_POLL: usize = 64;
 
+/// Where `run` leaves new drivers for the thread.
+struct Inbox {
+    drivers: Mutex<Vec<Driver>>,
+    /// Raised after a push, so the thread looks at `drivers` only when there is
+    /// something there rather than on every pass.
+    arrived: AtomicBool,
+    /// False once the thread has ended (a bug): drivers are then dropped, which
+    /// fails their requests with a clear error instead of leaving them waiting.
+    alive: AtomicBool,
+    pass: Arc<PassWaker>,
+}
+
+static INBOX: OnceLock<Arc<Inbox>> = OnceLock::new();
+
 /// Hands a driver to the background thread, starting the thread the first time.
 pub(crate) fn run(driver: Driver) {
-    let sender = DRIVERS.get_or_init(|| {
-        let (sender, receiver) = unbounded();
-        thread::Builder::new()
-            .name("stdio-mcp".into())
-            .spawn(move || async_io::block_on(drive_all(receiver)))
-            .expect("cannot start the stdio-mcp background thread");
-        sender
+    let inbox = INBOX.get_or_init(start);
+    {
+        let mut drivers = inbox.drivers.lock().unwrap_or_else(PoisonError::into_inner);
+        if !inbox.alive.load(Ordering::SeqCst) {
+            drop(drivers);
+            drop(driver);
+            return;
+        }
+        drivers.push(driver);
+    }
+    inbox.arrived.store(true, Ordering::SeqCst);
+    inbox.pass.wake_by_ref();
+}
+
+fn start() -> Arc<Inbox> {
+    let inbox = Arc::new(Inbox {
+        drivers: Mutex::new(Vec::new()),
+        arrived: AtomicBool::new(false),
+        alive: AtomicBool::new(true),
+        pass: Arc::new(PassWaker {
+            woken: AtomicBool::new(true),
+            polling: AtomicBool::new(false),
+            block_on: AtomicWaker::new(),
+        }),
     });
-    // If the thread is gone the driver comes back in the error and is dropped,
-    // which fails its requests with a clear message instead of hanging them.
-    let _ = sender.unbounded_send(driver);
+    let for_thread = Arc::clone(&inbox);
+    thread::Builder::new()
+        .name("stdio-mcp".into())
+        .spawn(move || {
+            let _ended = CallOnDrop(|| {
+                let mut drivers = for_thread
+                    .drivers
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                for_thread.alive.store(false, Ordering::SeqCst);
+                std::mem::take(&mut *drivers)
+            });
+            async_io::block_on(drive_all(&for_thread));
+        })
+        .expect("cannot start the stdio-mcp background thread");
+    inbox
+}
+
+/// Runs `f` when dropped (here: when the thread ends, even by a panic) and
+/// drops what it returns.
+struct CallOnDrop<F: FnMut() -> Vec<Driver>>(F);
+
+impl<F: FnMut() -> Vec<Driver>> Drop for CallOnDrop<F> {
+    fn drop(&mut self) {
+        drop((self.0)());
+    }
 }
 
 /// The waker the drivers see. Inside our own poll a wake only raises a flag that
@@ -64,15 +115,11 @@ impl Wake for PassWaker {
     }
 }
 
-async fn drive_all(mut incoming: UnboundedReceiver<Driver>) {
+async fn drive_all(inbox: &Inbox) {
     let mut drivers: FuturesUnordered<CatchUnwind<AssertUnwindSafe<Driver>>> =
         FuturesUnordered::new();
-    let pass = Arc::new(PassWaker {
-        woken: AtomicBool::new(true),
-        polling: AtomicBool::new(false),
-        block_on: AtomicWaker::new(),
-    });
-    let waker = Waker::from(Arc::clone(&pass));
+    let pass = &inbox.pass;
+    let waker = Waker::from(Arc::clone(pass));
     poll_fn(|cx| {
         pass.block_on.register(cx.waker());
         pass.polling.store(true, Ordering::SeqCst);
@@ -85,12 +132,17 @@ async fn drive_all(mut incoming: UnboundedReceiver<Driver>) {
                 }
                 return Poll::Pending;
             }
-            let mut own = Context::from_waker(&waker);
-            while let Poll::Ready(Some(driver)) = incoming.poll_next_unpin(&mut own) {
-                // A panicking driver (a bug) must not take the others down with it.
-                drivers.push(AssertUnwindSafe(driver).catch_unwind());
+            if inbox.arrived.swap(false, Ordering::SeqCst) {
+                let new = std::mem::take(
+                    &mut *inbox.drivers.lock().unwrap_or_else(PoisonError::into_inner),
+                );
+                for driver in new {
+                    // A panicking driver (a bug) must not take the others down with it.
+                    drivers.push(AssertUnwindSafe(driver).catch_unwind());
+                }
             }
             // Polls only the drivers that were woken; finished ones are dropped here.
+            let mut own = Context::from_waker(&waker);
             while let Poll::Ready(Some(_)) = drivers.poll_next_unpin(&mut own) {}
         }
         // Busy for a while: let block_on turn the reactor, then come back.

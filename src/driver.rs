@@ -20,6 +20,7 @@ use crate::error::Error;
 use crate::exit::ExitStatus;
 use crate::exit_watch::ExitWatch;
 use crate::framing::{Line, LineBuffer};
+use crate::gate::Gate;
 use crate::pipes::{ParentEnds, ReadPipe, WritePipe};
 pub(crate) use crate::route::Handlers;
 use crate::route::Router;
@@ -81,6 +82,8 @@ struct Inner {
     written: usize,
     stdout_lines: LineBuffer,
     stderr_lines: LineBuffer,
+    /// Opened by stderr's own wake-ups, so other wake-ups do not poll it.
+    stderr_gate: Gate,
     ladder: Option<Ladder>,
     /// Runs while waiting for the pipes after the exit, or for the exit after stdout ended.
     grace: Option<Timer>,
@@ -126,6 +129,7 @@ impl Driver {
                 written: 0,
                 stdout_lines: LineBuffer::new(max_message_size),
                 stderr_lines: LineBuffer::new(STDERR_LINE_LIMIT),
+                stderr_gate: Gate::new(),
                 ladder: None,
                 grace: None,
             })),
@@ -318,13 +322,17 @@ impl Inner {
             return;
         };
         let router = &mut self.router;
-        let drained = read_lines(stderr, &mut self.stderr_lines, cx, |line| {
-            // An over-long stderr line is kept cut; the rest of it is skipped.
-            let (Line::Complete(line) | Line::TooLong(line)) = line;
-            router.stderr_line(line);
-            ControlFlow::Continue(())
+        let lines = &mut self.stderr_lines;
+        // Most servers write nothing there: look only when the pipe woke us.
+        let drained = self.stderr_gate.pass(cx, |own| {
+            read_lines(stderr, lines, own, |line| {
+                // An over-long stderr line is kept cut; the rest of it is skipped.
+                let (Line::Complete(line) | Line::TooLong(line)) = line;
+                router.stderr_line(line);
+                ControlFlow::Continue(())
+            })
         });
-        if let Drained::Ended = drained {
+        if let Some(Drained::Ended) = drained {
             self.stderr = None;
             if let Some(rest) = self.stderr_lines.take_unterminated() {
                 self.router.stderr_line(&rest);
@@ -353,6 +361,7 @@ impl Inner {
             None
         };
         self.read_stdout(cx);
+        self.stderr_gate.open();
         self.read_stderr(cx);
     }
 

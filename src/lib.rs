@@ -68,6 +68,7 @@ mod error;
 mod exit;
 mod exit_watch;
 mod framing;
+mod gate;
 mod message;
 mod pending;
 mod pipes;
