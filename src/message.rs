@@ -68,15 +68,6 @@ impl DiscardedLine {
 // ----- outgoing -----
 
 #[derive(Serialize)]
-struct OutRequest<'a> {
-    jsonrpc: &'static str,
-    id: u64,
-    method: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    params: Option<&'a Value>,
-}
-
-#[derive(Serialize)]
 struct OutNotification<'a> {
     jsonrpc: &'static str,
     method: &'a str,
@@ -110,13 +101,19 @@ fn push_line<T: Serialize>(out: &mut Vec<u8>, message: &T) {
 }
 
 pub(crate) fn push_request(out: &mut Vec<u8>, id: u64, method: &str, params: Option<&Value>) {
-    let message = OutRequest {
-        jsonrpc: "2.0",
-        id,
-        method,
-        params,
-    };
-    push_line(out, &message);
+    // The fixed parts are written as they are: escaping them byte by byte was
+    // a third of the caller's cost of a call. What may need escaping goes
+    // through serde_json.
+    let json = "a JSON value always serializes";
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut *out, &id).expect(json);
+    out.extend_from_slice(br#","method":"#);
+    serde_json::to_writer(&mut *out, method).expect(json);
+    if let Some(params) = params {
+        out.extend_from_slice(br#","params":"#);
+        serde_json::to_writer(&mut *out, params).expect(json);
+    }
+    out.extend_from_slice(b"}\n");
 }
 
 pub(crate) fn push_notification(out: &mut Vec<u8>, method: &str, params: Option<&Value>) {
@@ -198,17 +195,22 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
 /// Parses one line and hands each message it holds to `each` (a JSON array holds
 /// several). `Err` says why the line as a whole is unusable.
 pub(crate) fn parse_line(line: &[u8], mut each: impl FnMut(Incoming)) -> Result<(), &'static str> {
-    let first = line.iter().find(|b| !b.is_ascii_whitespace());
+    // One check of the whole line; parsing from `str` then skips checking each
+    // string again (a third of the parse time for a short response).
+    let Ok(line) = std::str::from_utf8(line) else {
+        return Err("not valid UTF-8");
+    };
+    let first = line.bytes().find(|b| !b.is_ascii_whitespace());
     match first {
         None => Err("empty line"),
-        Some(b'{') => match serde_json::from_slice::<RawMessage>(line) {
+        Some(b'{') => match serde_json::from_str::<RawMessage>(line) {
             Ok(raw) => {
                 each(classify(raw));
                 Ok(())
             }
-            Err(_) => Err(not_json_reason(line)),
+            Err(_) => Err("not valid JSON"),
         },
-        Some(b'[') => match serde_json::from_slice::<Vec<Value>>(line) {
+        Some(b'[') => match serde_json::from_str::<Vec<Value>>(line) {
             Ok(items) if items.is_empty() => Err("empty batch"),
             Ok(items) => {
                 for item in items {
@@ -219,20 +221,12 @@ pub(crate) fn parse_line(line: &[u8], mut each: impl FnMut(Incoming)) -> Result<
                 }
                 Ok(())
             }
-            Err(_) => Err(not_json_reason(line)),
+            Err(_) => Err("not valid JSON"),
         },
-        Some(_) => Err(match serde_json::from_slice::<Value>(line) {
+        Some(_) => Err(match serde_json::from_str::<Value>(line) {
             Ok(_) => "JSON value that is not a JSON-RPC message",
-            Err(_) => not_json_reason(line),
+            Err(_) => "not valid JSON",
         }),
-    }
-}
-
-fn not_json_reason(line: &[u8]) -> &'static str {
-    if std::str::from_utf8(line).is_err() {
-        "not valid UTF-8"
-    } else {
-        "not valid JSON"
     }
 }
 
@@ -304,4 +298,39 @@ fn error_outcome(error: Value) -> Error {
         Value::String(s) => s,
         other => other.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::push_request;
+
+    #[test]
+    fn a_request_line_is_one_line_of_the_json_it_stands_for() {
+        let odd = "we\"ird\nméthod\u{1}";
+        let cases = [
+            (
+                7,
+                "ping",
+                None,
+                json!({ "jsonrpc": "2.0", "id": 7, "method": "ping" }),
+            ),
+            (
+                u64::MAX,
+                odd,
+                Some(json!({ "a": [1, "x\ny"] })),
+                json!({ "jsonrpc": "2.0", "id": u64::MAX, "method": odd, "params": { "a": [1, "x\ny"] } }),
+            ),
+        ];
+        for (id, method, params, expected) in cases {
+            let mut out = b"before\n".to_vec();
+            push_request(&mut out, id, method, params.as_ref());
+            let line = &out[b"before\n".len()..];
+            assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+            assert_eq!(line.last(), Some(&b'\n'));
+            let parsed: serde_json::Value = serde_json::from_slice(line).unwrap();
+            assert_eq!(parsed, expected);
+        }
+    }
 }
