@@ -1,15 +1,22 @@
 //! The one shared thread that runs the drivers of `Builder::spawn`.
 //!
-//! Started on first use and named `stdio-mcp`, it runs `async_io::block_on`, so the
-//! drivers' pipes and timers are served by async-io's reactor on this very thread.
-//! However many transports there are, it is one thread.
+//! Started on first use and named `stdio-mcp`, it runs `async_io::block_on` while
+//! it has drivers, so their pipes and timers are served by async-io's reactor on
+//! this very thread. However many transports there are, it is one thread.
+//!
+//! Once it has had nothing to drive for [`IDLE_LINGER`], it leaves `block_on` and
+//! sleeps on a condition variable: an idle `block_on` would hold async-io's
+//! reactor, and every I/O event of the program's own `block_on` (a driver run
+//! with `Driver::run_until`, say) would then reach it through this thread.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
+use std::time::Duration;
 
+use async_io::Timer;
 use futures::future::{poll_fn, CatchUnwind};
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::task::AtomicWaker;
@@ -19,17 +26,34 @@ use crate::driver::Driver;
 
 /// Passes over the drivers in one poll before yielding to `block_on`.
 const PASSES_PER_POLL: usize = 64;
+/// How long the thread keeps the reactor with no driver left, so a program that
+/// starts servers one after another does not leave and re-enter `block_on` each time.
+const IDLE_LINGER: Duration = Duration::from_millis(100);
 
 /// Where `run` leaves new drivers for the thread.
 struct Inbox {
-    drivers: Mutex<Vec<Driver>>,
-    /// Raised after a push, so the thread looks at `drivers` only when there is
+    state: Mutex<InboxState>,
+    /// Signalled when a driver arrives while the thread sleeps outside `block_on`.
+    arrival: Condvar,
+    /// Raised after a push, so the thread looks at the inbox only when there is
     /// something there rather than on every pass.
     arrived: AtomicBool,
+    pass: Arc<PassWaker>,
+}
+
+struct InboxState {
+    drivers: Vec<Driver>,
+    /// The thread waits on `arrival` (not inside `block_on`).
+    sleeping: bool,
     /// False once the thread has ended (a bug): drivers are then dropped, which
     /// fails their requests with a clear error instead of leaving them waiting.
-    alive: AtomicBool,
-    pass: Arc<PassWaker>,
+    alive: bool,
+}
+
+impl Inbox {
+    fn lock(&self) -> MutexGuard<'_, InboxState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 static INBOX: OnceLock<Arc<Inbox>> = OnceLock::new();
@@ -37,24 +61,32 @@ static INBOX: OnceLock<Arc<Inbox>> = OnceLock::new();
 /// Hands a driver to the background thread, starting the thread the first time.
 pub(crate) fn run(driver: Driver) {
     let inbox = INBOX.get_or_init(start);
-    {
-        let mut drivers = inbox.drivers.lock().unwrap_or_else(PoisonError::into_inner);
-        if !inbox.alive.load(Ordering::SeqCst) {
-            drop(drivers);
-            drop(driver);
-            return;
-        }
-        drivers.push(driver);
+    let mut state = inbox.lock();
+    if !state.alive {
+        drop(state);
+        drop(driver);
+        return;
     }
+    state.drivers.push(driver);
+    let sleeping = state.sleeping;
+    drop(state);
     inbox.arrived.store(true, Ordering::SeqCst);
-    inbox.pass.wake_by_ref();
+    if sleeping {
+        inbox.arrival.notify_one();
+    } else {
+        inbox.pass.wake_by_ref();
+    }
 }
 
 fn start() -> Arc<Inbox> {
     let inbox = Arc::new(Inbox {
-        drivers: Mutex::new(Vec::new()),
+        state: Mutex::new(InboxState {
+            drivers: Vec::new(),
+            sleeping: false,
+            alive: true,
+        }),
+        arrival: Condvar::new(),
         arrived: AtomicBool::new(false),
-        alive: AtomicBool::new(true),
         pass: Arc::new(PassWaker {
             woken: AtomicBool::new(true),
             polling: AtomicBool::new(false),
@@ -65,27 +97,35 @@ fn start() -> Arc<Inbox> {
     thread::Builder::new()
         .name("stdio-mcp".into())
         .spawn(move || {
-            let _ended = CallOnDrop(|| {
-                let mut drivers = for_thread
-                    .drivers
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                for_thread.alive.store(false, Ordering::SeqCst);
-                std::mem::take(&mut *drivers)
-            });
-            async_io::block_on(drive_all(&for_thread));
+            let _ended = DropQueued(&for_thread);
+            loop {
+                async_io::block_on(drive_until_idle(&for_thread));
+                let mut state = for_thread.lock();
+                state.sleeping = true;
+                while state.drivers.is_empty() {
+                    state = for_thread
+                        .arrival
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                state.sleeping = false;
+            }
         })
         .expect("cannot start the stdio-mcp background thread");
     inbox
 }
 
-/// Runs `f` when dropped (here: when the thread ends, even by a panic) and
-/// drops what it returns.
-struct CallOnDrop<F: FnMut() -> Vec<Driver>>(F);
+/// When the thread ends (it never should), fails what is still queued for it.
+struct DropQueued<'a>(&'a Inbox);
 
-impl<F: FnMut() -> Vec<Driver>> Drop for CallOnDrop<F> {
+impl Drop for DropQueued<'_> {
     fn drop(&mut self) {
-        drop((self.0)());
+        let queued = {
+            let mut state = self.0.lock();
+            state.alive = false;
+            std::mem::take(&mut state.drivers)
+        };
+        drop(queued);
     }
 }
 
@@ -115,10 +155,15 @@ impl Wake for PassWaker {
     }
 }
 
-async fn drive_all(inbox: &Inbox) {
+/// Drives every driver handed over until none has been left for `IDLE_LINGER`.
+async fn drive_until_idle(inbox: &Inbox) {
     let mut drivers: FuturesUnordered<CatchUnwind<AssertUnwindSafe<Driver>>> =
         FuturesUnordered::new();
+    let mut idle: Option<Timer> = None;
     let pass = &inbox.pass;
+    // Whatever arrived while the thread slept is looked at on the first pass.
+    pass.woken.store(true, Ordering::SeqCst);
+    inbox.arrived.store(true, Ordering::SeqCst);
     let waker = Waker::from(Arc::clone(pass));
     poll_fn(|cx| {
         pass.block_on.register(cx.waker());
@@ -133,10 +178,7 @@ async fn drive_all(inbox: &Inbox) {
                 return Poll::Pending;
             }
             if inbox.arrived.swap(false, Ordering::SeqCst) {
-                let new = std::mem::take(
-                    &mut *inbox.drivers.lock().unwrap_or_else(PoisonError::into_inner),
-                );
-                for driver in new {
+                for driver in std::mem::take(&mut inbox.lock().drivers) {
                     // A panicking driver (a bug) must not take the others down with it.
                     drivers.push(AssertUnwindSafe(driver).catch_unwind());
                 }
@@ -144,11 +186,21 @@ async fn drive_all(inbox: &Inbox) {
             // Polls only the drivers that were woken; finished ones are dropped here.
             let mut own = Context::from_waker(&waker);
             while let Poll::Ready(Some(_)) = drivers.poll_next_unpin(&mut own) {}
+            if !drivers.is_empty() {
+                idle = None;
+            } else if idle
+                .get_or_insert_with(|| Timer::after(IDLE_LINGER))
+                .poll_unpin(&mut own)
+                .is_ready()
+            {
+                pass.polling.store(false, Ordering::SeqCst);
+                return Poll::Ready(());
+            }
         }
         // Busy for a while: let block_on turn the reactor, then come back.
         pass.polling.store(false, Ordering::SeqCst);
         cx.waker().wake_by_ref();
-        Poll::<()>::Pending
+        Poll::Pending
     })
     .await;
 }
