@@ -545,7 +545,7 @@ struct Row {
 
 /// Blocks per row: raw and every mode take turns, block after block, so a drift of
 /// the machine during the run hits both sides; each figure is the median block.
-const BLOCKS: usize = 3;
+const BLOCKS: usize = 5;
 
 fn row(
     name: &'static str,
