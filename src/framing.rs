@@ -35,6 +35,9 @@ pub(crate) struct LineBuffer {
     skipping: bool,
     /// Length of the last complete line, to tell a one-off large line from a stream of them.
     last_len: usize,
+    /// Bytes moved to the front of the buffer so far.
+    #[cfg(test)]
+    moved: usize,
 }
 
 impl LineBuffer {
@@ -47,13 +50,27 @@ impl LineBuffer {
             limit,
             skipping: false,
             last_len: 0,
+            #[cfg(test)]
+            moved: 0,
         }
     }
 
     /// Room to read into; pass the count read to [`filled`](Self::filled).
     pub(crate) fn spare(&mut self) -> &mut [u8] {
+        if self.start == self.end && self.start > 0 {
+            // Everything read was consumed: start over at the front for free,
+            // rather than let the next large line run into the end of the
+            // buffer and be moved back piece by piece.
+            self.start = 0;
+            self.end = 0;
+            self.scanned = 0;
+        }
         if self.buf.len() - self.end < MIN_SPARE {
             if self.start > 0 {
+                #[cfg(test)]
+                {
+                    self.moved += self.end - self.start;
+                }
                 self.buf.copy_within(self.start..self.end, 0);
                 self.end -= self.start;
                 self.scanned -= self.start;
@@ -212,6 +229,17 @@ mod tests {
         input.extend_from_slice(b"\nok\n");
         let got = feed(&mut b, &input);
         assert_eq!(got, vec![Err(vec![b'y'; 10]), Ok(b"ok".to_vec())]);
+    }
+
+    #[test]
+    fn large_lines_one_after_another_are_never_moved() {
+        let mut b = LineBuffer::new(usize::MAX);
+        let mut line = vec![b'z'; 3 << 20];
+        line.push(b'\n');
+        for _ in 0..4 {
+            assert_eq!(feed(&mut b, &line).len(), 1);
+        }
+        assert_eq!(b.moved, 0);
     }
 
     #[test]
