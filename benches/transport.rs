@@ -97,9 +97,9 @@ impl Raw {
         loop {
             self.line.clear();
             self.stdout.read_until(b'\n', &mut self.line).unwrap();
-            let message: Value = serde_json::from_slice(&self.line).unwrap();
+            let mut message: Value = serde_json::from_slice(&self.line).unwrap();
             if message.get("id").is_some() {
-                return (message["result"].clone(), notifications);
+                return (message["result"].take(), notifications);
             }
             notifications += 1;
         }

@@ -1,7 +1,7 @@
 //! `stdio-mcp-bench-server`: a fast, std-only MCP server for the benchmarks.
 //!
 //! It answers `initialize`, `ping`, `tools/list` (empty) and `tools/call` with the tools `echo`
-//! (returns its arguments), `blob` (a text of `bytes` bytes) and `notify`
+//! (returns its arguments), `blob` (a text of `bytes` bytes of `x`) and `notify`
 //! (`count` progress notifications, then its result). Answers are buffered and
 //! flushed whenever no more input is waiting, so pipelined requests cost few writes.
 
@@ -22,6 +22,10 @@ fn main() -> io::Result<()> {
     let mut input = BufReader::with_capacity(64 * 1024, io::stdin().lock());
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let mut line = Vec::new();
+    // The blob text, kept between calls: allocating (and page-faulting) 8 MiB per
+    // call made the server's cost depend on where its allocator happened to trim
+    // its heap, which differed with the byte layout of each client's request.
+    let mut blob = Vec::new();
     loop {
         // Flush before we could block on input: never sit on an answer.
         if input.buffer().is_empty() {
@@ -49,8 +53,9 @@ fn main() -> io::Result<()> {
                 let args = &request.params["arguments"];
                 match request.params["name"].as_str() {
                     Some("blob") => {
-                        let text = "x".repeat(args["bytes"].as_u64().unwrap_or(0) as usize);
-                        json!({ "content": [{ "type": "text", "text": text }] })
+                        blob.resize(args["bytes"].as_u64().unwrap_or(0) as usize, b'x');
+                        write_blob(&mut out, &id, &blob)?;
+                        continue;
                     }
                     Some("notify") => {
                         let token = &request.params["_meta"]["progressToken"];
@@ -85,4 +90,14 @@ fn main() -> io::Result<()> {
 fn write_line(out: &mut impl Write, message: &Value) -> io::Result<()> {
     serde_json::to_writer(&mut *out, message)?;
     out.write_all(b"\n")
+}
+
+/// `{"content":[{"type":"text","text":TEXT}]}` as the result for `id`, where TEXT
+/// is `x` repeated (nothing to escape), written without building a `Value`.
+fn write_blob(out: &mut impl Write, id: &Value, text: &[u8]) -> io::Result<()> {
+    out.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
+    serde_json::to_writer(&mut *out, id)?;
+    out.write_all(br#","result":{"content":[{"type":"text","text":""#)?;
+    out.write_all(text)?;
+    out.write_all(b"\"}]}}\n")
 }
