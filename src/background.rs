@@ -1,40 +1,32 @@
 //! The one shared thread that runs the drivers of `Builder::spawn`.
 //!
-//! Started on first use and named `stdio-mcp`, it runs `async_io::block_on` while
-//! it has drivers, so their pipes and timers are served by async-io's reactor on
-//! this very thread. However many transports there are, it is one thread.
-//!
-//! Once it has had nothing to drive for [`IDLE_LINGER`], it leaves `block_on` and
-//! sleeps on a condition variable: an idle `block_on` would hold async-io's
-//! reactor, and every I/O event of the program's own `block_on` (a driver run
-//! with `Driver::run_until`, say) would then reach it through this thread.
+//! Started on first use and named `stdio-mcp`; however many transports there
+//! are, it is one thread. It polls its drivers and, when none has anything to
+//! do, sleeps in its own edge-triggered epoll (`crate::poller`), where their
+//! pipes are registered. It never runs `async_io::block_on`, so it never holds
+//! async-io's reactor: the drivers' timers and exit watches are served by
+//! whichever thread does (async-io's own `async-io` thread if no other) and wake
+//! this one through its waker.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
-use std::time::Duration;
 
-use async_io::Timer;
-use futures::future::{poll_fn, CatchUnwind};
+use futures::future::CatchUnwind;
 use futures::stream::{FuturesUnordered, StreamExt};
-use futures::task::AtomicWaker;
 use futures::FutureExt;
 
 use crate::driver::Driver;
+use crate::poller::{self, Notifier};
 
-/// Passes over the drivers in one poll before yielding to `block_on`.
-const PASSES_PER_POLL: usize = 64;
-/// How long the thread keeps the reactor with no driver left, so a program that
-/// starts servers one after another does not leave and re-enter `block_on` each time.
-const IDLE_LINGER: Duration = Duration::from_millis(100);
+/// Passes over the drivers before the thread looks for new events anyway.
+const PASSES_PER_WAIT: usize = 64;
 
 /// Where `run` leaves new drivers for the thread.
 struct Inbox {
     state: Mutex<InboxState>,
-    /// Signalled when a driver arrives while the thread sleeps outside `block_on`.
-    arrival: Condvar,
     /// Raised after a push, so the thread looks at the inbox only when there is
     /// something there rather than on every pass.
     arrived: AtomicBool,
@@ -43,10 +35,9 @@ struct Inbox {
 
 struct InboxState {
     drivers: Vec<Driver>,
-    /// The thread waits on `arrival` (not inside `block_on`).
-    sleeping: bool,
-    /// False once the thread has ended (a bug): drivers are then dropped, which
-    /// fails their requests with a clear error instead of leaving them waiting.
+    /// False once the thread has ended (a bug, or no epoll to be had): drivers
+    /// are then dropped, which fails their requests with a clear error instead of
+    /// leaving them waiting.
     alive: bool,
 }
 
@@ -68,50 +59,41 @@ pub(crate) fn run(driver: Driver) {
         return;
     }
     state.drivers.push(driver);
-    let sleeping = state.sleeping;
     drop(state);
     inbox.arrived.store(true, Ordering::SeqCst);
-    if sleeping {
-        inbox.arrival.notify_one();
-    } else {
-        inbox.pass.wake_by_ref();
-    }
+    inbox.pass.wake_by_ref();
 }
 
 fn start() -> Arc<Inbox> {
+    let notifier = Notifier::new();
+    let alive = notifier.is_ok();
     let inbox = Arc::new(Inbox {
         state: Mutex::new(InboxState {
             drivers: Vec::new(),
-            sleeping: false,
-            alive: true,
+            alive,
         }),
-        arrival: Condvar::new(),
         arrived: AtomicBool::new(false),
         pass: Arc::new(PassWaker {
             woken: AtomicBool::new(true),
             polling: AtomicBool::new(false),
-            block_on: AtomicWaker::new(),
+            sleeping: AtomicBool::new(false),
+            notifier: notifier.ok(),
         }),
     });
-    let for_thread = Arc::clone(&inbox);
-    thread::Builder::new()
-        .name("stdio-mcp".into())
-        .spawn(move || {
-            let _ended = DropQueued(&for_thread);
-            loop {
-                async_io::block_on(drive_until_idle(&for_thread));
-                let mut state = for_thread.lock();
-                state.sleeping = true;
-                while state.drivers.is_empty() {
-                    state = for_thread
-                        .arrival
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
+    if alive {
+        let for_thread = Arc::clone(&inbox);
+        thread::Builder::new()
+            .name("stdio-mcp".into())
+            .spawn(move || {
+                let _ended = DropQueued(&for_thread);
+                if let Some(notifier) = &for_thread.pass.notifier {
+                    if poller::install(notifier).is_ok() {
+                        drive_all(&for_thread);
+                    }
                 }
-                state.sleeping = false;
-            }
-        })
-        .expect("cannot start the stdio-mcp background thread");
+            })
+            .expect("cannot start the stdio-mcp background thread");
+    }
     inbox
 }
 
@@ -129,15 +111,16 @@ impl Drop for DropQueued<'_> {
     }
 }
 
-/// The waker the drivers see. Inside our own poll a wake only raises a flag that
-/// the loop below looks at; `block_on` is woken only from outside it. A wake
-/// through `block_on` from its own thread costs an extra zero-timeout turn of
-/// the reactor (five system calls in async-io's epoll backend); sequential calls
-/// pinned to one CPU went from 7.2-8.4 to 6.7-7.1 µs with this waker.
+/// The waker the drivers see. A wake raised while the thread polls only sets a
+/// flag the loop looks at; one raised while it sleeps in `epoll_wait` also
+/// writes the eventfd that ends the wait. (`SeqCst` on both sides: the loop
+/// sets `sleeping` then reads `woken`, the waker sets `woken` then reads
+/// `sleeping`, and one of them sees the other.)
 struct PassWaker {
     woken: AtomicBool,
     polling: AtomicBool,
-    block_on: AtomicWaker,
+    sleeping: AtomicBool,
+    notifier: Option<Notifier>,
 }
 
 impl Wake for PassWaker {
@@ -146,37 +129,27 @@ impl Wake for PassWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        // SeqCst on both sides: the poll clears `polling` then reads `woken`, the
-        // waker sets `woken` then reads `polling`; one of them sees the other.
         self.woken.store(true, Ordering::SeqCst);
-        if !self.polling.load(Ordering::SeqCst) {
-            self.block_on.wake();
+        if !self.polling.load(Ordering::SeqCst) && self.sleeping.load(Ordering::SeqCst) {
+            if let Some(notifier) = &self.notifier {
+                notifier.notify();
+            }
         }
     }
 }
 
-/// Drives every driver handed over until none has been left for `IDLE_LINGER`.
-async fn drive_until_idle(inbox: &Inbox) {
+/// Polls the drivers that were woken, sleeps in the poller when none was.
+fn drive_all(inbox: &Inbox) {
     let mut drivers: FuturesUnordered<CatchUnwind<AssertUnwindSafe<Driver>>> =
         FuturesUnordered::new();
-    let mut idle: Option<Timer> = None;
     let pass = &inbox.pass;
-    // Whatever arrived while the thread slept is looked at on the first pass.
-    pass.woken.store(true, Ordering::SeqCst);
-    inbox.arrived.store(true, Ordering::SeqCst);
     let waker = Waker::from(Arc::clone(pass));
-    poll_fn(|cx| {
-        pass.block_on.register(cx.waker());
+    let mut cx = Context::from_waker(&waker);
+    loop {
         pass.polling.store(true, Ordering::SeqCst);
-        for _ in 0..PASSES_PER_POLL {
-            if !pass.woken.swap(false, Ordering::SeqCst) {
-                pass.polling.store(false, Ordering::SeqCst);
-                // A wake between the swap and the store only raised the flag.
-                if pass.woken.load(Ordering::SeqCst) {
-                    cx.waker().wake_by_ref();
-                }
-                return Poll::Pending;
-            }
+        let mut passes = 0;
+        while passes < PASSES_PER_WAIT && pass.woken.swap(false, Ordering::SeqCst) {
+            passes += 1;
             if inbox.arrived.swap(false, Ordering::SeqCst) {
                 for driver in std::mem::take(&mut inbox.lock().drivers) {
                     // A panicking driver (a bug) must not take the others down with it.
@@ -184,23 +157,22 @@ async fn drive_until_idle(inbox: &Inbox) {
                 }
             }
             // Polls only the drivers that were woken; finished ones are dropped here.
-            let mut own = Context::from_waker(&waker);
-            while let Poll::Ready(Some(_)) = drivers.poll_next_unpin(&mut own) {}
-            if !drivers.is_empty() {
-                idle = None;
-            } else if idle
-                .get_or_insert_with(|| Timer::after(IDLE_LINGER))
-                .poll_unpin(&mut own)
-                .is_ready()
-            {
-                pass.polling.store(false, Ordering::SeqCst);
-                return Poll::Ready(());
-            }
+            while let Poll::Ready(Some(_)) = drivers.poll_next_unpin(&mut cx) {}
         }
-        // Busy for a while: let block_on turn the reactor, then come back.
         pass.polling.store(false, Ordering::SeqCst);
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    })
-    .await;
+        let busy = passes == PASSES_PER_WAIT;
+        pass.sleeping.store(true, Ordering::SeqCst);
+        // A wake that came after the last pass looked: do not sleep through it.
+        let timeout = if busy || pass.woken.load(Ordering::SeqCst) {
+            0
+        } else {
+            -1
+        };
+        // Awake again before the events fire: their wake-ups need no eventfd write.
+        let waited = poller::wait(timeout, || pass.sleeping.store(false, Ordering::SeqCst));
+        if waited.is_err() {
+            // epoll_wait fails only on a bug (bad descriptor or buffer): do not spin.
+            return;
+        }
+    }
 }

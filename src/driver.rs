@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use async_io::Timer;
 use async_process::Child;
-use futures::io::AsyncWrite;
 
 use crate::error::Error;
 use crate::exit::ExitStatus;
@@ -264,7 +263,7 @@ impl Inner {
                 }
                 return;
             }
-            match Pin::new(stdin).poll_write(cx, &self.writing[self.written..]) {
+            match stdin.poll_write(cx, &self.writing[self.written..]) {
                 Poll::Ready(Ok(n)) if n > 0 => self.written += n,
                 Poll::Pending => return,
                 Poll::Ready(_) => {

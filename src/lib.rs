@@ -72,6 +72,7 @@ mod gate;
 mod message;
 mod pending;
 mod pipes;
+mod poller;
 mod reaper;
 #[cfg(any(test, feature = "fuzzing"))]
 mod replay;

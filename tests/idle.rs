@@ -1,6 +1,7 @@
-//! The background thread leaves `block_on` once it has had nothing to drive for a
-//! while (so it stops holding async-io's reactor), and takes new transports again
-//! afterwards. Alone in its own binary so no other test keeps the thread busy.
+//! The background thread, asleep in its own poller with nothing to drive, takes
+//! new transports again, and their timeouts (async-io timers, served by another
+//! thread since it never holds async-io's reactor) still fire. Alone in its own
+//! binary so no other test keeps the thread busy.
 
 mod common;
 
@@ -42,9 +43,9 @@ fn an_idle_background_thread_takes_new_transports_again() {
             );
             t.close().await.unwrap();
             u.close().await.unwrap();
-            // Longer than the thread lingers with no driver left.
+            // Idle for a while with no driver left.
             async_io::Timer::after(Duration::from_millis(300)).await;
-            // Leaving and re-entering the loop starts no thread.
+            // Sleeping and waking again starts no thread.
             assert_eq!(*thread_count.get_or_insert(threads()), threads());
         }
     });
