@@ -75,7 +75,6 @@ fn start() -> Arc<Inbox> {
         arrived: AtomicBool::new(false),
         pass: Arc::new(PassWaker {
             woken: AtomicBool::new(true),
-            polling: AtomicBool::new(false),
             sleeping: AtomicBool::new(false),
             notifier: notifier.ok(),
         }),
@@ -118,7 +117,6 @@ impl Drop for DropQueued<'_> {
 /// `sleeping`, and one of them sees the other.)
 struct PassWaker {
     woken: AtomicBool,
-    polling: AtomicBool,
     sleeping: AtomicBool,
     notifier: Option<Notifier>,
 }
@@ -130,7 +128,7 @@ impl Wake for PassWaker {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::SeqCst);
-        if !self.polling.load(Ordering::SeqCst) && self.sleeping.load(Ordering::SeqCst) {
+        if self.sleeping.load(Ordering::SeqCst) {
             if let Some(notifier) = &self.notifier {
                 notifier.notify();
             }
@@ -146,7 +144,6 @@ fn drive_all(inbox: &Inbox) {
     let waker = Waker::from(Arc::clone(pass));
     let mut cx = Context::from_waker(&waker);
     loop {
-        pass.polling.store(true, Ordering::SeqCst);
         let mut passes = 0;
         while passes < PASSES_PER_WAIT && pass.woken.swap(false, Ordering::SeqCst) {
             passes += 1;
@@ -159,7 +156,6 @@ fn drive_all(inbox: &Inbox) {
             // Polls only the drivers that were woken; finished ones are dropped here.
             while let Poll::Ready(Some(_)) = drivers.poll_next_unpin(&mut cx) {}
         }
-        pass.polling.store(false, Ordering::SeqCst);
         let busy = passes == PASSES_PER_WAIT;
         pass.sleeping.store(true, Ordering::SeqCst);
         // A wake that came after the last pass looked: do not sleep through it.
