@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use async_io::Timer;
 use async_process::Child;
 
+use crate::deadline::Deadline;
 use crate::error::Error;
 use crate::exit::ExitStatus;
 use crate::exit_watch::ExitWatch;
@@ -85,12 +85,12 @@ struct Inner {
     stderr_gate: Gate,
     ladder: Option<Ladder>,
     /// Runs while waiting for the pipes after the exit, or for the exit after stdout ended.
-    grace: Option<Timer>,
+    grace: Option<Deadline>,
 }
 
 struct Ladder {
     next: Rung,
-    timer: Timer,
+    timer: Deadline,
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -303,7 +303,7 @@ impl Inner {
             self.router.route_line(&rest);
         }
         if self.exited.is_none() && self.grace.is_none() {
-            self.grace = Some(Timer::after(EOF_GRACE));
+            self.grace = Some(Deadline::after(EOF_GRACE));
         }
     }
 
@@ -343,7 +343,7 @@ impl Inner {
         if self.exited.is_some() {
             return;
         }
-        let Poll::Ready(status) = self.exit.poll(cx) else {
+        let Poll::Ready(status) = self.exit.poll(cx, &mut self.child) else {
             return;
         };
         self.exited = Some(status);
@@ -355,7 +355,7 @@ impl Inner {
         }
         // What the child wrote before it exited is still in the pipes: read it first.
         self.grace = if self.stdout.is_some() || self.stderr.is_some() {
-            Some(Timer::after(DRAIN_GRACE))
+            Some(Deadline::after(DRAIN_GRACE))
         } else {
             None
         };
@@ -368,7 +368,7 @@ impl Inner {
         if self.ladder.is_none() && self.exited.is_none() {
             self.ladder = Some(Ladder {
                 next: Rung::Term,
-                timer: Timer::after(LADDER_STEP),
+                timer: Deadline::after(LADDER_STEP),
             });
         }
     }
@@ -380,7 +380,7 @@ impl Inner {
         let Some(ladder) = self.ladder.as_mut() else {
             return;
         };
-        if ladder.next == Rung::Done || Pin::new(&mut ladder.timer).poll(cx).is_pending() {
+        if ladder.next == Rung::Done || ladder.timer.poll(cx).is_pending() {
             return;
         }
         let rung = ladder.next;
@@ -389,7 +389,7 @@ impl Inner {
                 ladder.next = Rung::Kill;
                 ladder.timer.set_after(LADDER_STEP);
                 // Register the timer's new deadline.
-                let _ = Pin::new(&mut ladder.timer).poll(cx);
+                let _ = ladder.timer.poll(cx);
                 // Whatever was not written by now will not be.
                 self.stdin = None;
                 self.signal(libc::SIGTERM);
@@ -424,7 +424,7 @@ impl Inner {
     /// grace after the exit ran out); handles stdout ending while the child runs.
     fn poll_grace(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let grace_over = match self.grace.as_mut() {
-            Some(timer) => Pin::new(timer).poll(cx).is_ready(),
+            Some(timer) => timer.poll(cx).is_ready(),
             None => false,
         };
         if let Some(status) = self.exited {

@@ -63,6 +63,7 @@ mod background;
 mod builder;
 pub mod client;
 mod close;
+mod deadline;
 mod driver;
 mod error;
 mod exit;

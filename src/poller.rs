@@ -16,13 +16,14 @@
 //! two waits of that same thread: an event can never arrive in the middle of a
 //! read, so a readiness flag needs no ordering with the reads.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
+use std::time::Instant;
 
 use futures::task::AtomicWaker;
 
@@ -91,10 +92,13 @@ impl Notifier {
 /// The epoll instance, owned by the background thread.
 struct Poller {
     epoll: OwnedFd,
-    /// The registered pipe ends by descriptor. A descriptor number reused after
-    /// a close at worst fires a stale interest once: a spurious wake-up, harmless.
+    /// The registered descriptors. A descriptor number reused after a close at
+    /// worst fires a stale interest once: a spurious wake-up, harmless.
     interests: RefCell<HashMap<RawFd, Arc<Interest>>>,
     events: RefCell<Vec<libc::epoll_event>>,
+    /// Pending deadlines, earliest first, with the task each one wakes.
+    timers: RefCell<BTreeMap<(Instant, u64), Waker>>,
+    next_timer: Cell<u64>,
 }
 
 /// The key of the eventfd's events (descriptors are never negative).
@@ -106,6 +110,21 @@ thread_local! {
 }
 
 impl Poller {
+    /// Wakes the tasks of every deadline that has passed.
+    fn fire_timers(&self) {
+        let mut timers = self.timers.borrow_mut();
+        if timers.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        while let Some(entry) = timers.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            entry.remove().wake();
+        }
+    }
+
     fn ctl(&self, fd: RawFd, events: libc::c_int, key: u64) -> io::Result<()> {
         let mut event = libc::epoll_event {
             events: (events | libc::EPOLLET) as u32,
@@ -129,6 +148,8 @@ pub(crate) fn install(notifier: &Notifier) -> io::Result<()> {
         epoll,
         interests: RefCell::new(HashMap::new()),
         events: RefCell::new(Vec::with_capacity(256)),
+        timers: RefCell::new(BTreeMap::new()),
+        next_timer: Cell::new(0),
     };
     poller.ctl(notifier.eventfd.as_raw_fd(), libc::EPOLLIN, WAKE_KEY)?;
     CURRENT.with(|current| *current.borrow_mut() = Some(poller));
@@ -146,6 +167,15 @@ pub(crate) fn wait(timeout_ms: i32, awake: impl FnOnce()) -> io::Result<()> {
             .expect("wait() on a thread without a poller");
         let mut events = poller.events.borrow_mut();
         events.clear();
+        let timeout_ms = match poller.timers.borrow().keys().next() {
+            Some(&(when, _)) if timeout_ms != 0 => {
+                // Rounded up: waking a little late is fine, early is a wasted turn.
+                let left = when.saturating_duration_since(Instant::now());
+                let ms = left.as_nanos().div_ceil(1_000_000);
+                i32::try_from(ms).unwrap_or(i32::MAX)
+            }
+            _ => timeout_ms,
+        };
         // SAFETY: the buffer has room for `capacity` events and epoll_wait writes
         // at most that many, returning how many it wrote.
         let n = unsafe {
@@ -157,6 +187,7 @@ pub(crate) fn wait(timeout_ms: i32, awake: impl FnOnce()) -> io::Result<()> {
             )
         };
         awake();
+        poller.fire_timers();
         if n < 0 {
             let error = io::Error::last_os_error();
             return if error.kind() == io::ErrorKind::Interrupted {
@@ -180,6 +211,11 @@ pub(crate) fn wait(timeout_ms: i32, awake: impl FnOnce()) -> io::Result<()> {
         }
         Ok(())
     })
+}
+
+/// Whether this thread has a poller (it is the background thread).
+pub(crate) fn on_this_thread() -> bool {
+    CURRENT.with(|current| current.borrow().is_some())
 }
 
 /// Registers `fd` (non-blocking) with this thread's poller, for reading or for
@@ -212,6 +248,49 @@ pub(crate) fn deregister(fd: RawFd) {
     CURRENT.with(|current| {
         if let Some(poller) = current.borrow().as_ref() {
             poller.interests.borrow_mut().remove(&fd);
+        }
+    });
+}
+
+/// Asks this thread's poller to wake `waker` at `when`; the key to move or
+/// drop it, or `None` when this thread has no poller.
+pub(crate) fn add_timer(when: Instant, waker: &Waker) -> Option<(Instant, u64)> {
+    CURRENT.with(|current| {
+        let current = current.borrow();
+        let poller = current.as_ref()?;
+        let id = poller.next_timer.get();
+        poller.next_timer.set(id + 1);
+        poller.timers.borrow_mut().insert((when, id), waker.clone());
+        Some((when, id))
+    })
+}
+
+/// Whether the timer `key` is still waiting (it is gone once it fired).
+/// Replaces its waker when the task's waker changed.
+pub(crate) fn timer_waiting(key: (Instant, u64), waker: &Waker) -> bool {
+    CURRENT.with(|current| {
+        let current = current.borrow();
+        let Some(poller) = current.as_ref() else {
+            return false;
+        };
+        let mut timers = poller.timers.borrow_mut();
+        match timers.get_mut(&key) {
+            Some(stored) => {
+                if !stored.will_wake(waker) {
+                    *stored = waker.clone();
+                }
+                true
+            }
+            None => false,
+        }
+    })
+}
+
+/// Drops the timer `key` if it has not fired.
+pub(crate) fn remove_timer(key: (Instant, u64)) {
+    CURRENT.with(|current| {
+        if let Some(poller) = current.borrow().as_ref() {
+            poller.timers.borrow_mut().remove(&key);
         }
     });
 }
