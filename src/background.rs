@@ -3,10 +3,8 @@
 //! Started on first use and named `stdio-mcp`; however many transports there
 //! are, it is one thread. It polls its drivers and, when none has anything to
 //! do, sleeps in its own edge-triggered epoll (`crate::poller`), where their
-//! pipes are registered. It never runs `async_io::block_on`, so it never holds
-//! async-io's reactor: the drivers' timers and exit watches are served by
-//! whichever thread does (async-io's own `async-io` thread if no other) and wake
-//! this one through its waker.
+//! pipes, exits and timers are registered. It never runs `async_io::block_on`, so
+//! it never holds async-io's reactor away from the program's own `block_on`.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};

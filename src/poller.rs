@@ -1,5 +1,5 @@
 //! The background thread's own readiness poller: one epoll instance,
-//! edge-triggered, for the pipes of the drivers it runs.
+//! edge-triggered, for the pipes, exits and timers of the drivers it runs.
 //!
 //! async-io's reactor spends five system calls on each turn (it re-arms a timerfd
 //! and an eventfd around `epoll_wait`, and every source is one-shot, re-armed
@@ -8,9 +8,10 @@
 //! Here a turn is one `epoll_wait`; pipes are registered once, edge-triggered, and
 //! never re-armed; a wake-up from another thread is one eventfd write.
 //!
-//! Only the pipes live here. The drivers' timers and the child's exit stay with
-//! async-io (its `async-io` thread serves them when no `block_on` does); they
-//! fire at most a few times per child and wake the thread through its waker.
+//! The drivers' timers wait here too (a small heap whose earliest deadline
+//! bounds `epoll_wait`), and so does each child's pidfd. (async-process also
+//! registers its own pidfd with async-io's reactor; its hang-up at the exit still
+//! wakes whichever thread holds that reactor once.)
 //!
 //! Everything registered here is polled on the background thread only, between
 //! two waits of that same thread: an event can never arrive in the middle of a
