@@ -102,7 +102,7 @@ enum Rung {
 
 impl Driver {
     pub(crate) fn new(
-        mut child: Child,
+        child: Child,
         pipes: ParentEnds,
         shared: Arc<Shared>,
         handlers: Handlers,
@@ -112,7 +112,7 @@ impl Driver {
         let stdin = Some(pipes.stdin);
         let stdout = Some(pipes.stdout);
         let stderr = Some(pipes.stderr);
-        let exit = ExitWatch::new(Box::pin(child.status()));
+        let exit = ExitWatch::new();
         Driver {
             inner: Some(Box::new(Inner {
                 router: Router::new(Arc::clone(&shared), handlers),

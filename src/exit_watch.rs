@@ -26,8 +26,8 @@ pub(crate) struct ExitWatch {
 }
 
 enum Backend {
-    /// Not polled yet; holds async-process's exit future in case it is needed.
-    Unset(Option<StatusFuture>),
+    /// Not polled yet.
+    Unset,
     Poller {
         pidfd: OwnedFd,
         interest: Arc<Interest>,
@@ -39,19 +39,18 @@ enum Backend {
 }
 
 impl ExitWatch {
-    pub(crate) fn new(status: StatusFuture) -> Self {
+    pub(crate) fn new() -> Self {
         ExitWatch {
-            backend: Backend::Unset(Some(status)),
+            backend: Backend::Unset,
         }
     }
 
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>, child: &mut Child) -> Poll<ExitStatus> {
-        if let Backend::Unset(status) = &mut self.backend {
-            let status = status.take().expect("set once");
+        if let Backend::Unset = self.backend {
             self.backend = match own_pidfd(child) {
                 Some((pidfd, interest)) => Backend::Poller { pidfd, interest },
                 None => Backend::AsyncIo {
-                    status,
+                    status: Box::pin(child.status()),
                     gate: Gate::new(),
                 },
             };
@@ -82,7 +81,7 @@ impl ExitWatch {
                     Some(Poll::Pending) | None => Poll::Pending,
                 }
             }
-            Backend::Unset(_) => unreachable!("set above"),
+            Backend::Unset => unreachable!("set above"),
         }
     }
 }
@@ -109,8 +108,6 @@ fn own_pidfd(child: &Child) -> Option<(OwnedFd, Arc<Interest>)> {
     // SAFETY: a non-negative result is a new descriptor (close-on-exec) we own.
     let pidfd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
     let interest = Arc::new(Interest::default());
-    match poller::register(pidfd.as_raw_fd(), false, &interest) {
-        Ok(true) => Some((pidfd, interest)),
-        _ => None,
-    }
+    poller::register(pidfd.as_raw_fd(), false, &interest).ok()?;
+    Some((pidfd, interest))
 }

@@ -70,13 +70,16 @@ impl<T: AsFd + AsRawFd> Backend<T> {
             return Ok(());
         };
         let io = io.take().expect("a failed registration is not retried");
-        let interest = Arc::new(Interest::default());
+        if !poller::on_this_thread() {
+            // async-io makes the descriptor non-blocking itself.
+            *self = Backend::Reactor(Async::new(io)?);
+            return Ok(());
+        }
         let fd = io.as_raw_fd();
-        *self = if set_nonblocking(fd).is_ok() && poller::register(fd, writable, &interest)? {
-            Backend::Background { io, interest }
-        } else {
-            Backend::Reactor(Async::new(io)?)
-        };
+        set_nonblocking(fd)?;
+        let interest = Arc::new(Interest::default());
+        poller::register(fd, writable, &interest)?;
+        *self = Backend::Background { io, interest };
         Ok(())
     }
 }

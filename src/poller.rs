@@ -220,13 +220,13 @@ pub(crate) fn on_this_thread() -> bool {
 }
 
 /// Registers `fd` (non-blocking) with this thread's poller, for reading or for
-/// writing. `Ok(false)` when this thread has none.
-pub(crate) fn register(fd: RawFd, writable: bool, interest: &Arc<Interest>) -> io::Result<bool> {
+/// writing. Only for the background thread (see [`on_this_thread`]).
+pub(crate) fn register(fd: RawFd, writable: bool, interest: &Arc<Interest>) -> io::Result<()> {
     CURRENT.with(|current| {
         let current = current.borrow();
-        let Some(poller) = current.as_ref() else {
-            return Ok(false);
-        };
+        let poller = current
+            .as_ref()
+            .ok_or_else(|| io::Error::other("no poller on this thread"))?;
         let events = if writable {
             libc::EPOLLOUT
         } else {
@@ -240,7 +240,7 @@ pub(crate) fn register(fd: RawFd, writable: bool, interest: &Arc<Interest>) -> i
             poller.interests.borrow_mut().remove(&fd);
             return Err(error);
         }
-        Ok(true)
+        Ok(())
     })
 }
 
