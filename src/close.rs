@@ -6,8 +6,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use event_listener::EventListener;
-
 use crate::error::Error;
 use crate::shared::Shared;
 
@@ -20,15 +18,11 @@ use crate::shared::Shared;
 #[must_use = "close() starts the shutdown; await this to know the child has exited"]
 pub struct Close {
     shared: Arc<Shared>,
-    listener: Option<EventListener>,
 }
 
 impl Close {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        Close {
-            shared,
-            listener: None,
-        }
+        Close { shared }
     }
 }
 
@@ -36,22 +30,16 @@ impl Future for Close {
     type Output = Result<(), Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        loop {
-            if let Some(outcome) = &this.shared.lock().finished {
-                return Poll::Ready(outcome.clone());
-            }
-            match &mut this.listener {
-                // Listen first, then look again: a notification in between is not lost.
-                None => this.listener = Some(this.shared.finished.listen()),
-                Some(listener) => {
-                    if Pin::new(listener).poll(cx).is_pending() {
-                        return Poll::Pending;
-                    }
-                    this.listener = None;
-                }
-            }
+        let mut state = self.shared.lock();
+        if let Some(outcome) = &state.finished {
+            return Poll::Ready(outcome.clone());
         }
+        // Checked and registered under one lock, so the driver's wake-up cannot
+        // fall in between. One waker per task, however often it polls.
+        if !state.close_wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            state.close_wakers.push(cx.waker().clone());
+        }
+        Poll::Pending
     }
 }
 

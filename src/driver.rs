@@ -148,7 +148,7 @@ impl Future for Driver {
             // Let go of the child's handles before telling `close()` it is over.
             let shared = Arc::clone(&inner.shared);
             this.inner = None;
-            shared.finished.notify(usize::MAX);
+            shared.wake_closers();
             return Poll::Ready(());
         }
         Poll::Pending
@@ -493,7 +493,7 @@ impl Inner {
             wakers
         };
         wakers.into_iter().for_each(Waker::wake);
-        self.shared.finished.notify(usize::MAX);
+        self.shared.wake_closers();
         if unreaped {
             // Its exit is awaited elsewhere, so it leaves no zombie.
             let this = *self;

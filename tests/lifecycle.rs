@@ -293,6 +293,41 @@ fn close_of_a_child_that_exits_on_eof_never_signals_it() {
 }
 
 #[test]
+fn every_close_future_resolves_whichever_thread_awaits_it() {
+    // A child that ignores EOF keeps the close waiting for SIGTERM (~2 s), so
+    // every waiter below is registered well before the driver finishes.
+    let t = peer(&["--ignore-eof"]).spawn().unwrap();
+    run(10, t.send_request("ping", None)).unwrap();
+    let start = Instant::now();
+    // One close future is polled once and dropped: its task must not be needed.
+    let abandoned = run(10, async {
+        let mut closing = t.close();
+        futures::poll!(&mut closing).is_pending()
+    });
+    assert!(
+        abandoned,
+        "the child ignores EOF, so the close is still going"
+    );
+    let waiters: Vec<_> = (0..3)
+        .map(|_| {
+            let t = t.clone();
+            std::thread::spawn(move || run(10, t.close()))
+        })
+        .collect();
+    let here = run(10, t.close());
+    assert!(here.is_ok(), "{here:?}");
+    for waiter in waiters {
+        let outcome = waiter.join().unwrap();
+        assert!(outcome.is_ok(), "{outcome:?}");
+    }
+    // Each waiter is woken when the child is gone (SIGTERM after 2 s), not found
+    // done later by chance.
+    let took = start.elapsed();
+    assert!(took < Duration::from_millis(3500), "{took:?}");
+    assert_eq!(t.exit_status().unwrap().signal(), Some(15));
+}
+
+#[test]
 fn close_sends_sigterm_to_a_child_that_ignores_eof() {
     run(10, async {
         let t = peer(&["--ignore-eof"]).spawn().unwrap();
