@@ -286,22 +286,14 @@ impl Builder {
         }
         let failed = |e: io::Error| start_error(&program_name, self.cwd.as_deref(), &e);
         let (child_ends, parent_ends) = crate::pipes::make().map_err(failed)?;
-        crate::reaper::ensure_driven();
         // The command (and with it the child's ends of the pipes) is dropped right
         // after the spawn, so the pipes reach their end when the child closes them.
-        let child = async_process::Command::from(command)
-            // The driver sees every exit; a child it did not see end goes to
-            // `reaper::adopt`. Nothing to hand to async-process's reaper.
-            .reap_on_drop(false)
-            .stdin(child_ends.stdin)
-            .stdout(child_ends.stdout)
-            .stderr(child_ends.stderr)
-            .spawn()
-            .map_err(failed)?;
+        let (child, pidfd) = crate::process::spawn(command, child_ends).map_err(failed)?;
 
         let shared = Arc::new(Shared::new(child.id(), self.timeout));
         let driver = Driver::new(
             child,
+            pidfd,
             parent_ends,
             Arc::clone(&shared),
             self.handlers,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use async_process::Child;
+use std::os::fd::OwnedFd;
 
 use crate::deadline::Deadline;
 use crate::error::Error;
@@ -21,6 +21,7 @@ use crate::exit_watch::ExitWatch;
 use crate::framing::{Line, LineBuffer};
 use crate::gate::Gate;
 use crate::pipes::{ParentEnds, ReadPipe, WritePipe};
+use crate::process::Process;
 pub(crate) use crate::route::Handlers;
 use crate::route::Router;
 use crate::shared::Shared;
@@ -69,7 +70,7 @@ pub struct Driver {
 struct Inner {
     shared: Arc<Shared>,
     router: Router,
-    child: Child,
+    child: Process,
     process_group: bool,
     stdin: Option<WritePipe>,
     stdout: Option<ReadPipe>,
@@ -102,7 +103,8 @@ enum Rung {
 
 impl Driver {
     pub(crate) fn new(
-        child: Child,
+        child: Process,
+        pidfd: Option<OwnedFd>,
         pipes: ParentEnds,
         shared: Arc<Shared>,
         handlers: Handlers,
@@ -112,7 +114,7 @@ impl Driver {
         let stdin = Some(pipes.stdin);
         let stdout = Some(pipes.stdout);
         let stderr = Some(pipes.stderr);
-        let exit = ExitWatch::new();
+        let exit = ExitWatch::new(pidfd);
         Driver {
             inner: Some(Box::new(Inner {
                 router: Router::new(Arc::clone(&shared), handlers),
@@ -416,7 +418,7 @@ impl Inner {
         if self.process_group {
             self.signal(libc::SIGKILL);
         } else {
-            let _ = self.child.kill();
+            self.child.kill();
         }
     }
 
@@ -497,7 +499,7 @@ impl Inner {
         if unreaped {
             // Its exit is awaited elsewhere, so it leaves no zombie.
             let this = *self;
-            crate::reaper::adopt(this.child);
+            crate::reaper::adopt(this.child, this.exit.into_pidfd());
         }
     }
 }

@@ -1,87 +1,122 @@
 //! Waiting for the child's exit without a `wait4` on every poll of the driver.
 //!
-//! On the background thread the child's pidfd sits in that thread's own poller,
-//! and the child is reaped once it reports the exit. Anywhere else it is
-//! async-process's exit future, behind a [`Gate`]: that future asks the kernel
-//! each time it is polled, and the driver is polled for every message, so it is
-//! polled again only once the reaper has woken it.
+//! With a pidfd (see [`process`](crate::process)), `waitpid` is asked only once
+//! the pidfd has turned readable: on the background thread the pidfd sits in
+//! that thread's own poller, anywhere else in async-io's reactor. Without one it
+//! is async-process's exit future, behind a [`Gate`]: that future asks the
+//! kernel each time it is polled, and the driver is polled for every message,
+//! so it is polled again only once the reaper has woken it.
 
-use std::future::Future;
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
-use async_process::Child;
+use async_io::{Async, Timer};
+use futures::Stream;
 
 use crate::exit::ExitStatus;
 use crate::gate::Gate;
 use crate::poller::{self, Interest};
+use crate::process::{Process, StatusFuture};
 
-type StatusFuture = Pin<Box<dyn Future<Output = io::Result<std::process::ExitStatus>> + Send>>;
+/// How often to ask, should a pidfd fit in no poller at all.
+const FALLBACK_TICK: Duration = Duration::from_millis(10);
 
 pub(crate) struct ExitWatch {
     backend: Backend,
 }
 
 enum Backend {
-    /// Not polled yet.
-    Unset,
+    /// Not polled yet: the pidfd, if the child has one.
+    Unset(Option<OwnedFd>),
+    /// The pidfd in the polling thread's own poller.
     Poller {
         pidfd: OwnedFd,
         interest: Arc<Interest>,
     },
-    AsyncIo {
-        status: StatusFuture,
-        gate: Gate,
-    },
+    /// The pidfd in async-io's reactor.
+    Reactor(Async<OwnedFd>),
+    /// async-process's reaper (no pidfd).
+    Reaper { status: StatusFuture, gate: Gate },
+    /// Registering the pidfd failed (out of memory for epoll): ask on a timer.
+    Ticks(Timer),
 }
 
 impl ExitWatch {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(pidfd: Option<OwnedFd>) -> Self {
         ExitWatch {
-            backend: Backend::Unset,
+            backend: Backend::Unset(pidfd),
         }
     }
 
-    pub(crate) fn poll(&mut self, cx: &mut Context<'_>, child: &mut Child) -> Poll<ExitStatus> {
-        if let Backend::Unset = self.backend {
-            self.backend = match own_pidfd(child) {
-                Some((pidfd, interest)) => Backend::Poller { pidfd, interest },
-                None => Backend::AsyncIo {
-                    status: Box::pin(child.status()),
-                    gate: Gate::new(),
-                },
-            };
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>, child: &mut Process) -> Poll<ExitStatus> {
+        if let Backend::Unset(pidfd) = &mut self.backend {
+            self.backend = choose(pidfd.take(), child);
         }
-        match &mut self.backend {
+        let exited = match &mut self.backend {
             Backend::Poller { interest, .. } => {
                 if !interest.is_ready() {
                     interest.wait(cx.waker());
                     return Poll::Pending;
                 }
-                match child.try_status() {
-                    Ok(Some(status)) => Poll::Ready(ExitStatus::from(status)),
-                    Ok(None) => {
-                        interest.wait(cx.waker());
-                        Poll::Pending
-                    }
-                    // The child is ours and was not reaped elsewhere; if it is
-                    // anyway, call the exit unknown rather than wait forever.
-                    Err(_) => Poll::Ready(ExitStatus::unknown()),
-                }
+                child.try_status()
             }
-            Backend::AsyncIo { status, gate } => {
-                match gate.pass(cx, |own| status.as_mut().poll(own)) {
-                    // The reaper cannot fail for a child we spawned; if it does, call it unknown.
+            Backend::Reactor(pidfd) => loop {
+                match pidfd.poll_readable(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Err(_)) => return Poll::Ready(ExitStatus::unknown()),
+                    Poll::Ready(Ok(())) => {}
+                }
+                match child.try_status() {
+                    // Readable but not exited cannot happen with a pidfd; poll
+                    // again, which registers for the next event.
+                    Ok(None) => continue,
+                    exited => break exited,
+                }
+            },
+            Backend::Reaper { status, gate } => {
+                return match gate.pass(cx, |own| status.as_mut().poll(own)) {
+                    // The reaper cannot fail for a child we spawned; if it does,
+                    // call the exit unknown.
                     Some(Poll::Ready(result)) => {
                         Poll::Ready(result.map_or(ExitStatus::unknown(), ExitStatus::from))
                     }
                     Some(Poll::Pending) | None => Poll::Pending,
-                }
+                };
             }
-            Backend::Unset => unreachable!("set above"),
+            Backend::Ticks(timer) => {
+                while Pin::new(&mut *timer).poll_next(cx).is_ready() {}
+                child.try_status()
+            }
+            Backend::Unset(_) => unreachable!("chosen above"),
+        };
+        match exited {
+            Ok(Some(status)) => Poll::Ready(ExitStatus::from(status)),
+            Ok(None) => {
+                if let Backend::Poller { interest, .. } = &self.backend {
+                    interest.wait(cx.waker());
+                }
+                Poll::Pending
+            }
+            // The child is ours and was not reaped elsewhere; if it is anyway,
+            // call the exit unknown rather than wait forever.
+            Err(_) => Poll::Ready(ExitStatus::unknown()),
+        }
+    }
+
+    /// Gives up the watch, handing back the pidfd (out of any poller) for
+    /// whoever waits for the child next.
+    pub(crate) fn into_pidfd(mut self) -> Option<OwnedFd> {
+        match std::mem::replace(&mut self.backend, Backend::Unset(None)) {
+            Backend::Unset(pidfd) => pidfd,
+            Backend::Poller { pidfd, .. } => {
+                poller::deregister(pidfd.as_raw_fd());
+                Some(pidfd)
+            }
+            Backend::Reactor(pidfd) => pidfd.into_inner().ok(),
+            Backend::Reaper { .. } | Backend::Ticks(_) => None,
         }
     }
 }
@@ -94,20 +129,58 @@ impl Drop for ExitWatch {
     }
 }
 
-/// A pidfd for `child` registered with this thread's poller, if it has one.
-fn own_pidfd(child: &Child) -> Option<(OwnedFd, Arc<Interest>)> {
-    if !poller::on_this_thread() {
-        return None;
+fn choose(pidfd: Option<OwnedFd>, child: &mut Process) -> Backend {
+    let Some(pidfd) = pidfd else {
+        return match child.reaper_status() {
+            Some(status) => Backend::Reaper {
+                status,
+                gate: Gate::new(),
+            },
+            None => Backend::Ticks(Timer::interval(FALLBACK_TICK)),
+        };
+    };
+    if poller::on_this_thread() {
+        let interest = Arc::new(Interest::default());
+        if poller::register(pidfd.as_raw_fd(), false, &interest).is_ok() {
+            return Backend::Poller { pidfd, interest };
+        }
     }
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: pidfd_open takes a pid and flags, no pointers.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        return None;
+    match Async::new(pidfd) {
+        Ok(pidfd) => Backend::Reactor(pidfd),
+        Err(_) => Backend::Ticks(Timer::interval(FALLBACK_TICK)),
     }
-    // SAFETY: a non-negative result is a new descriptor (close-on-exec) we own.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-    let interest = Arc::new(Interest::default());
-    poller::register(pidfd.as_raw_fd(), false, &interest).ok()?;
-    Some((pidfd, interest))
+}
+
+/// Waits for the exit of a child whose driver is gone (it has been sent
+/// SIGKILL), so it leaves no zombie. Runs on the reaping thread.
+pub(crate) async fn reap(mut child: Process, pidfd: Option<OwnedFd>) {
+    let mut watch = ExitWatch::new(pidfd);
+    futures::future::poll_fn(|cx| watch.poll(cx, &mut child)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child with no pidfd and no async-process reaper (a pidfd that fitted
+    /// in no poller) is still seen to exit, by asking on a timer.
+    #[test]
+    fn without_a_pidfd_a_std_child_is_asked_on_a_timer() {
+        let child = std::process::Command::new("sh")
+            .args(["-c", "sleep 0.05; exit 7"])
+            .spawn()
+            .unwrap();
+        let mut child = Process::Std(child);
+        let mut watch = ExitWatch::new(None);
+        let status = futures::executor::block_on(async {
+            let exit = futures::future::poll_fn(|cx| watch.poll(cx, &mut child));
+            let limit = Timer::after(Duration::from_secs(10));
+            match futures::future::select(Box::pin(exit), limit).await {
+                futures::future::Either::Left((status, _)) => status,
+                futures::future::Either::Right(_) => panic!("the exit was never seen"),
+            }
+        });
+        assert!(matches!(watch.backend, Backend::Ticks(_)));
+        assert_eq!(status.code(), Some(7));
+    }
 }

@@ -74,6 +74,7 @@ mod message;
 mod pending;
 mod pipes;
 mod poller;
+mod process;
 mod reaper;
 #[cfg(any(test, feature = "fuzzing"))]
 mod replay;

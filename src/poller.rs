@@ -9,9 +9,7 @@
 //! never re-armed; a wake-up from another thread is one eventfd write.
 //!
 //! The drivers' timers wait here too (a small heap whose earliest deadline
-//! bounds `epoll_wait`), and so does each child's pidfd. (async-process also
-//! registers its own pidfd with async-io's reactor; its hang-up at the exit still
-//! wakes whichever thread holds that reactor once.)
+//! bounds `epoll_wait`), and so does each child's pidfd.
 //!
 //! Everything registered here is polled on the background thread only, between
 //! two waits of that same thread: an event can never arrive in the middle of a

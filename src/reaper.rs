@@ -1,11 +1,13 @@
 //! Reaping: the thread that waits for children nobody else waits for.
 //!
-//! Children are spawned with async-process's `reap_on_drop(false)`: a driver
-//! that ran to its end has already seen its child's exit, so dropping the child
-//! needs no help. A driver dropped early (the "left the loop" case) kills its
-//! child and hands it here, where its exit is awaited so it leaves no zombie.
+//! A driver that ran to its end has already seen its child's exit, so dropping
+//! the child needs no help (children async-process starts are spawned with
+//! `reap_on_drop(false)` for that reason). A driver dropped early (the "left the
+//! loop" case) kills its child and hands it here, where its exit is awaited so it
+//! leaves no zombie.
 //!
-//! The same thread drives async-process's own reaper future. Left to itself,
+//! The same thread drives async-process's own reaper future, which the children
+//! started without a pidfd need. Left to itself,
 //! async-process starts a thread that runs it under `async_io::block_on`, and an
 //! idle `block_on` takes async-io's reactor whenever it is free: from then on
 //! every pipe event of every driver reaches its task through that thread, a
@@ -19,41 +21,46 @@ use std::sync::OnceLock;
 use std::task::Poll;
 use std::thread;
 
-use async_process::Child;
+use std::os::fd::OwnedFd;
+
 use futures::channel::mpsc::{unbounded, UnboundedSender};
 use futures::future::{poll_fn, BoxFuture};
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 
-static ADOPT: OnceLock<Option<UnboundedSender<Child>>> = OnceLock::new();
+use crate::process::Process;
+
+type Reaping = BoxFuture<'static, ()>;
+
+static ADOPT: OnceLock<Option<UnboundedSender<Reaping>>> = OnceLock::new();
 
 /// Starts the reaping thread if it is not running yet. Called before each child
-/// is spawned: async-process starts its own thread at the first spawn unless its
+/// async-process spawns: it starts its own thread at the first spawn unless its
 /// reaper is driven by then.
 pub(crate) fn ensure_driven() {
     let _ = adopter();
 }
 
-/// Waits for `child`'s exit on the reaping thread (it has been sent SIGKILL).
-pub(crate) fn adopt(child: Child) {
+/// Waits for `child`'s exit on the reaping thread (it has been sent SIGKILL),
+/// through its pidfd if it has one.
+pub(crate) fn adopt(child: Process, pidfd: Option<OwnedFd>) {
     if let Some(sender) = adopter() {
         // If the thread is gone the child comes back in the error and is dropped
         // unreaped: a zombie until this process exits, the best left to do.
-        let _ = sender.unbounded_send(child);
+        let _ = sender.unbounded_send(crate::exit_watch::reap(child, pidfd).boxed());
     }
 }
 
-fn adopter() -> Option<&'static UnboundedSender<Child>> {
+fn adopter() -> Option<&'static UnboundedSender<Reaping>> {
     ADOPT
         .get_or_init(|| {
-            let (sender, mut adopted) = unbounded::<Child>();
+            let (sender, mut adopted) = unbounded::<Reaping>();
             let (polled, first_poll) = sync_channel(1);
             let started = thread::Builder::new()
                 .name("stdio-mcp-reap".into())
                 .spawn(move || {
                     let mut reaper = Box::pin(async_process::driver());
-                    let mut waiting: FuturesUnordered<BoxFuture<'static, ()>> =
-                        FuturesUnordered::new();
+                    let mut waiting: FuturesUnordered<Reaping> = FuturesUnordered::new();
                     let mut polled = Some(polled);
                     futures::executor::block_on(poll_fn(|cx| {
                         // The first poll registers the driver with async-process.
@@ -61,13 +68,8 @@ fn adopter() -> Option<&'static UnboundedSender<Child>> {
                         if let Some(polled) = polled.take() {
                             let _ = polled.send(());
                         }
-                        while let Poll::Ready(Some(mut child)) = adopted.poll_next_unpin(cx) {
-                            waiting.push(
-                                async move {
-                                    let _ = child.status().await;
-                                }
-                                .boxed(),
-                            );
+                        while let Poll::Ready(Some(reaping)) = adopted.poll_next_unpin(cx) {
+                            waiting.push(reaping);
                         }
                         while let Poll::Ready(Some(())) = waiting.poll_next_unpin(cx) {}
                         Poll::<()>::Pending
