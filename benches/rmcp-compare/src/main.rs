@@ -5,6 +5,9 @@
 //! cargo build --release --bin stdio-mcp-bench-server
 //! cd benches/rmcp-compare && taskset -c 0 cargo run --release
 //! ```
+//!
+//! The two take turns in `BLOCKS` blocks (who goes first alternates: heap state
+//! and a drift of the machine then hit both) and each figure is the median block.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -80,8 +83,11 @@ const BLOB: u64 = 8 << 20;
 const BLOB_ROUNDS: u64 = 20;
 const NOTIFY: u64 = 200_000;
 const SPAWNS: u64 = 100;
+const BLOCKS: usize = 5;
 
-async fn rmcp_figures() -> Vec<f64> {
+/// rmcp's figures, and how many progress notifications it had not delivered
+/// when the call's result arrived.
+async fn rmcp_figures() -> (Vec<f64>, u64) {
     let counter = Counter::default();
     let client = rmcp_client(counter.clone()).await;
     let start = Instant::now();
@@ -116,8 +122,7 @@ async fn rmcp_figures() -> Vec<f64> {
         c.cancel().await.ok();
     }
     let spawn = start.elapsed().as_secs_f64() * 1e3 / SPAWNS as f64;
-    eprintln!("rmcp: {lost} progress notifications not delivered before the result");
-    vec![seq, pipe, blob, notify, spawn]
+    (vec![seq, pipe, blob, notify, spawn], lost)
 }
 
 async fn ours_figures() -> Vec<f64> {
@@ -175,14 +180,25 @@ async fn ours_figures() -> Vec<f64> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    // Which goes first matters a little (heap state); BENCH_OURS_FIRST flips it.
-    let (rmcp, ours) = if std::env::var_os("BENCH_OURS_FIRST").is_some() {
-        let ours = ours_figures().await;
-        (rmcp_figures().await, ours)
-    } else {
-        let rmcp = rmcp_figures().await;
-        (rmcp, ours_figures().await)
-    };
+    let mut rmcp_blocks = Vec::new();
+    let mut ours_blocks = Vec::new();
+    let mut lost = Vec::new();
+    for block in 0..BLOCKS {
+        let rmcp_first = block % 2 == 0;
+        if !rmcp_first {
+            ours_blocks.push(ours_figures().await);
+        }
+        let (figures, not_delivered) = rmcp_figures().await;
+        rmcp_blocks.push(figures);
+        lost.push(not_delivered);
+        if rmcp_first {
+            ours_blocks.push(ours_figures().await);
+        }
+    }
+    let (rmcp, ours) = (medians(&rmcp_blocks), medians(&ours_blocks));
+    println!(
+        "rmcp: progress notifications not delivered before the result, per block: {lost:?} of {NOTIFY}"
+    );
     let names = [
         ("seq (tools/list)", "us/call"),
         ("pipe (256 in flight)", "calls/s"),
@@ -204,4 +220,15 @@ async fn main() {
             rmcp[i], ours[i]
         );
     }
+}
+
+/// The median of each column over the blocks.
+fn medians(blocks: &[Vec<f64>]) -> Vec<f64> {
+    (0..blocks[0].len())
+        .map(|i| {
+            let mut column: Vec<f64> = blocks.iter().map(|b| b[i]).collect();
+            column.sort_by(f64::total_cmp);
+            column[column.len() / 2]
+        })
+        .collect()
 }
