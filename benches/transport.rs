@@ -200,37 +200,46 @@ fn seq(mode: Mode, n: u64) -> f64 {
     })
 }
 
-/// The floor for any client built on async-io: one task, `Async` pipes, hand
-/// framing, no transport at all. It shows what the reactor itself costs per call.
-fn seq_async_io_floor(n: u64) -> f64 {
-    use futures::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
+/// A bench server with async-io pipes, for the floors below.
+fn async_server() -> (
+    std::process::Child,
+    async_io::Async<std::process::ChildStdin>,
+    futures::io::BufReader<async_io::Async<std::process::ChildStdout>>,
+) {
     let mut child = Command::new(SERVER)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .expect("bench server");
-    let mut stdin = async_io::Async::new(child.stdin.take().unwrap()).unwrap();
-    let mut stdout =
-        AsyncBufReader::new(async_io::Async::new(child.stdout.take().unwrap()).unwrap());
+    let stdin = async_io::Async::new(child.stdin.take().unwrap()).unwrap();
+    let stdout =
+        futures::io::BufReader::new(async_io::Async::new(child.stdout.take().unwrap()).unwrap());
+    (child, stdin, stdout)
+}
+
+fn ping_line(id: u64) -> Vec<u8> {
+    let mut out =
+        serde_json::to_vec(&json!({ "jsonrpc": "2.0", "id": id, "method": "ping" })).unwrap();
+    out.push(b'\n');
+    out
+}
+
+/// Warm-up calls before the clock starts, in each floor.
+const FLOOR_WARM_UP: u64 = 1000;
+
+/// The floor for any client built on async-io: one task, `Async` pipes, hand
+/// framing, no transport at all. It shows what the reactor itself costs per call.
+fn seq_async_io_floor(n: u64) -> f64 {
+    use futures::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (mut child, mut stdin, mut stdout) = async_server();
     let us = async_io::block_on(async {
         let mut line = Vec::new();
-        let mut out = Vec::new();
-        let mut call = |id: u64| {
-            out.clear();
-            serde_json::to_writer(
-                &mut out,
-                &json!({ "jsonrpc": "2.0", "id": id, "method": "ping" }),
-            )
-            .unwrap();
-            out.push(b'\n');
-            out.clone()
-        };
         let mut start = Instant::now();
-        for id in 0..n + 1000 {
-            if id == 1000 {
+        for id in 0..n + FLOOR_WARM_UP {
+            if id == FLOOR_WARM_UP {
                 start = Instant::now();
             }
-            stdin.write_all(&call(id)).await.unwrap();
+            stdin.write_all(&ping_line(id)).await.unwrap();
             line.clear();
             stdout.read_until(b'\n', &mut line).await.unwrap();
             let answer: Value = serde_json::from_slice(&line).unwrap();
@@ -239,6 +248,44 @@ fn seq_async_io_floor(n: u64) -> f64 {
         start.elapsed().as_secs_f64() * 1e6 / n as f64
     });
     drop(stdin);
+    child.wait().unwrap();
+    us
+}
+
+/// The floor for a client whose I/O is a task of its own on the caller's
+/// `LocalExecutor`, the shape of a driver run with `ex.spawn(driver)`: the
+/// caller hands each request line to an I/O task, which writes it, reads the
+/// answer and hands that back, both through channels. No transport; what it
+/// costs beyond the single-task floor is the executor's hand-off between tasks.
+fn seq_local_task_floor(n: u64) -> f64 {
+    use futures::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (mut child, mut stdin, mut stdout) = async_server();
+    let (to_io, mut requests) = futures::channel::mpsc::unbounded::<Vec<u8>>();
+    let (to_caller, mut answers) = futures::channel::mpsc::unbounded::<Vec<u8>>();
+    let ex = async_executor::LocalExecutor::new();
+    let io = ex.spawn(async move {
+        while let Some(request) = requests.next().await {
+            stdin.write_all(&request).await.unwrap();
+            let mut line = Vec::new();
+            stdout.read_until(b'\n', &mut line).await.unwrap();
+            to_caller.unbounded_send(line).unwrap();
+        }
+    });
+    let us = async_io::block_on(ex.run(async {
+        let mut start = Instant::now();
+        for id in 0..n + FLOOR_WARM_UP {
+            if id == FLOOR_WARM_UP {
+                start = Instant::now();
+            }
+            to_io.unbounded_send(ping_line(id)).unwrap();
+            let line = answers.next().await.unwrap();
+            let answer: Value = serde_json::from_slice(&line).unwrap();
+            assert_eq!(answer["id"], json!(id));
+        }
+        drop(to_io);
+        io.await;
+        start.elapsed().as_secs_f64() * 1e6 / n as f64
+    }));
     child.wait().unwrap();
     us
 }
@@ -622,7 +669,8 @@ fn rows() -> Vec<Row> {
 fn child_main(label: &str) {
     if let Ok(spec) = env::var("BENCH_ONE") {
         // For profiling one workload: BENCH_ONE=workload,mode[,size MiB,rounds]
-        // with workload seq|pipe|notify|spawn|blob|floor and mode raw|thread|local|same.
+        // with workload seq|pipe|notify|spawn|blob|floor|local-floor and mode
+        // raw|thread|local|same.
         let parts: Vec<&str> = spec.split(',').collect();
         let mode = match parts.get(1).copied().unwrap_or("thread") {
             "raw" => None,
@@ -635,6 +683,7 @@ fn child_main(label: &str) {
             ("seq", None) => seq_raw(arg(2, 50_000)),
             ("seq", Some(m)) => seq(m, arg(2, 50_000)),
             ("floor", _) => seq_async_io_floor(arg(2, 50_000)),
+            ("local-floor", _) => seq_local_task_floor(arg(2, 50_000)),
             ("pipe", None) => pipe_raw(arg(2, 500_000)),
             ("pipe", Some(m)) => pipe(m, arg(2, 500_000)),
             ("notify", None) => notify_raw(arg(2, 200_000)),
@@ -683,6 +732,12 @@ fn child_main(label: &str) {
     let floor = seq_async_io_floor(scaled(50_000, 5_000));
     println!(
         "{label}: seq floor of a single-task async-io client (no transport): {floor:.2} us/call = {:.2}x raw",
+        floor / rows[0].raw
+    );
+    // And with the I/O in a task of its own on a LocalExecutor ("local task").
+    let floor = seq_local_task_floor(scaled(50_000, 5_000));
+    println!(
+        "{label}: seq floor of a two-task LocalExecutor async-io client (no transport): {floor:.2} us/call = {:.2}x raw",
         floor / rows[0].raw
     );
     let transports = 200;
