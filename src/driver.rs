@@ -7,12 +7,11 @@
 use std::fmt;
 use std::future::Future;
 use std::ops::ControlFlow;
+use std::os::fd::OwnedFd;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
-
-use std::os::fd::OwnedFd;
 
 use crate::deadline::Deadline;
 use crate::error::Error;

@@ -7,7 +7,7 @@
 //! follows the reap wakes whichever thread holds that reactor: two context
 //! switches for every server closed (seen with `perf sched`), for a descriptor
 //! nobody reads. Without pidfds, async-process starts the child and its reaper
-//! (SIGCHLD-driven) reports the exit.
+//! reports the exit (by SIGCHLD where it has no pidfds either).
 //!
 //! Setting `STDIO_MCP_NO_PIDFD` in the environment takes the second path on any
 //! kernel; the test script runs the lifecycle tests that way too.

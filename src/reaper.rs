@@ -7,21 +7,19 @@
 //! leaves no zombie.
 //!
 //! The same thread drives async-process's own reaper future, which the children
-//! started without a pidfd need. Left to itself,
-//! async-process starts a thread that runs it under `async_io::block_on`, and an
-//! idle `block_on` takes async-io's reactor whenever it is free: from then on
-//! every pipe event of every driver reaches its task through that thread, a
-//! futex hand-off per event plus up to ~100 µs of idle time whenever that thread
-//! sleeps between turns (seen with `perf sched`). Here a plain parking executor
-//! runs both and never touches the reactor; async-io wakes it when an adopted
-//! child's exit is seen.
+//! started without a pidfd need. Left to itself, async-process starts a thread
+//! that runs it under `async_io::block_on`, and an idle `block_on` takes
+//! async-io's reactor whenever it is free: from then on every pipe event of
+//! every driver reaches its task through that thread, a futex hand-off per event
+//! plus up to ~100 µs of idle time whenever that thread sleeps between turns
+//! (seen with `perf sched`). Here a plain parking executor runs both and never
+//! touches the reactor; async-io wakes it when an adopted child's exit is seen.
 
+use std::os::fd::OwnedFd;
 use std::sync::mpsc::sync_channel;
 use std::sync::OnceLock;
 use std::task::Poll;
 use std::thread;
-
-use std::os::fd::OwnedFd;
 
 use futures::channel::mpsc::{unbounded, UnboundedSender};
 use futures::future::{poll_fn, BoxFuture};
