@@ -162,6 +162,35 @@ pub(crate) async fn reap(mut child: Process, pidfd: Option<OwnedFd>) {
 mod tests {
     use super::*;
 
+    fn exit_of(watch: &mut ExitWatch, child: &mut Process) -> ExitStatus {
+        futures::executor::block_on(async {
+            let exit = futures::future::poll_fn(|cx| watch.poll(cx, child));
+            let limit = Timer::after(Duration::from_secs(10));
+            match futures::future::select(Box::pin(exit), limit).await {
+                futures::future::Either::Left((status, _)) => status,
+                futures::future::Either::Right(_) => panic!("the exit was never seen"),
+            }
+        })
+    }
+
+    /// Off the background thread a child's pidfd waits in async-io's reactor.
+    #[test]
+    fn with_a_pidfd_the_exit_comes_through_the_reactor() {
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", "sleep 0.05; exit 5"]);
+        let (ends, _parent_ends) = crate::pipes::make().unwrap();
+        let (mut child, pidfd) = crate::process::spawn(command, ends).unwrap();
+        if std::env::var_os("STDIO_MCP_NO_PIDFD").is_some() {
+            assert!(pidfd.is_none());
+            return;
+        }
+        assert!(pidfd.is_some(), "this kernel has pidfds");
+        let mut watch = ExitWatch::new(pidfd);
+        let status = exit_of(&mut watch, &mut child);
+        assert!(matches!(watch.backend, Backend::Reactor(_)));
+        assert_eq!(status.code(), Some(5));
+    }
+
     /// A child with no pidfd and no async-process reaper (a pidfd that fitted
     /// in no poller) is still seen to exit, by asking on a timer.
     #[test]
@@ -172,14 +201,7 @@ mod tests {
             .unwrap();
         let mut child = Process::Std(child);
         let mut watch = ExitWatch::new(None);
-        let status = futures::executor::block_on(async {
-            let exit = futures::future::poll_fn(|cx| watch.poll(cx, &mut child));
-            let limit = Timer::after(Duration::from_secs(10));
-            match futures::future::select(Box::pin(exit), limit).await {
-                futures::future::Either::Left((status, _)) => status,
-                futures::future::Either::Right(_) => panic!("the exit was never seen"),
-            }
-        });
+        let status = exit_of(&mut watch, &mut child);
         assert!(matches!(watch.backend, Backend::Ticks(_)));
         assert_eq!(status.code(), Some(7));
     }
