@@ -588,11 +588,17 @@ struct Row {
     unit: &'static str,
     raw: f64,
     ours: Vec<f64>,
+    /// Per mode: the median over blocks of that block's figure over raw's.
+    ratios: Vec<f64>,
 }
 
 /// Blocks per row: raw and every mode take turns, block after block, so a drift of
-/// the machine during the run hits both sides; each figure is the median block.
-const BLOCKS: usize = 5;
+/// the machine during the run hits both sides. Each figure is the median block,
+/// and each ratio the median of the blocks' own ratios: a block's figures are
+/// taken within a few seconds of each other, so the host's slower and faster
+/// spells (on this VM the same figure moved by half within an hour) mostly
+/// cancel out of each ratio.
+const BLOCKS: usize = 7;
 
 fn row(
     name: &'static str,
@@ -602,10 +608,14 @@ fn row(
 ) -> Row {
     let mut raws = Vec::new();
     let mut oursv = vec![Vec::new(); MODES.len()];
+    let mut ratios = vec![Vec::new(); MODES.len()];
     for _ in 0..BLOCKS {
-        raws.push(raw());
+        let baseline = raw();
+        raws.push(baseline);
         for (i, &m) in MODES.iter().enumerate() {
-            oursv[i].push(ours(m));
+            let figure = ours(m);
+            oursv[i].push(figure);
+            ratios[i].push(figure / baseline);
         }
     }
     Row {
@@ -613,6 +623,7 @@ fn row(
         unit,
         raw: median(raws),
         ours: oursv.into_iter().map(median).collect(),
+        ratios: ratios.into_iter().map(median).collect(),
     }
 }
 
@@ -719,7 +730,13 @@ fn child_main(label: &str) {
     }
     let rows = rows();
     for r in &rows {
-        let ours: Vec<String> = r.ours.iter().map(f64::to_string).collect();
+        // Each mode's figure, then its ratio to raw.
+        let ours: Vec<String> = r
+            .ours
+            .iter()
+            .zip(&r.ratios)
+            .map(|(figure, ratio)| format!("{figure}\t{ratio}"))
+            .collect();
         println!(
             "ROW\t{label}\t{}\t{}\t{}\t{}",
             r.name,
@@ -814,8 +831,8 @@ fn main() {
     for c in &rows {
         let v: Vec<f64> = c[4..].iter().map(|x| x.parse().unwrap()).collect();
         let ours: Vec<String> = v[1..]
-            .iter()
-            .map(|x| format!("{} | {:.2}", fmt(*x), x / v[0]))
+            .chunks(2)
+            .map(|pair| format!("{} | {:.2}", fmt(pair[0]), pair[1]))
             .collect();
         println!(
             "| {} | {} | {} | {} | {} |",
