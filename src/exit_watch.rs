@@ -3,10 +3,12 @@
 //! With a pidfd (see [`process`](crate::process)), `waitpid` is asked only once
 //! the pidfd has turned readable: on the background thread the pidfd sits in
 //! that thread's own poller, anywhere else in async-io's reactor. Without one it
-//! is async-process's exit future, behind a [`Gate`]: that future asks the
-//! kernel each time it is polled, and the driver is polled for every message,
-//! so it is polled again only once the reaper has woken it.
+//! is async-process's exit future, which asks the kernel each time it is polled.
+//! The driver is polled for every message, so everything but the background
+//! thread's poller (one atomic flag) sits behind a [`Gate`] and is polled again
+//! only once its own waker fired: no lock and no system call per message.
 
+use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -26,6 +28,9 @@ const FALLBACK_TICK: Duration = Duration::from_millis(10);
 
 pub(crate) struct ExitWatch {
     backend: Backend,
+    /// Lets every backend but `Poller` (whose readiness is one atomic flag) be
+    /// polled only once its own waker fired.
+    gate: Gate,
 }
 
 enum Backend {
@@ -39,7 +44,7 @@ enum Backend {
     /// The pidfd in async-io's reactor.
     Reactor(Async<OwnedFd>),
     /// async-process's reaper (no pidfd).
-    Reaper { status: StatusFuture, gate: Gate },
+    Reaper(StatusFuture),
     /// Registering the pidfd failed (out of memory for epoll): ask on a timer.
     Ticks(Timer),
 }
@@ -48,6 +53,7 @@ impl ExitWatch {
     pub(crate) fn new(pidfd: Option<OwnedFd>) -> Self {
         ExitWatch {
             backend: Backend::Unset(pidfd),
+            gate: Gate::new(),
         }
     }
 
@@ -55,54 +61,19 @@ impl ExitWatch {
         if let Backend::Unset(pidfd) = &mut self.backend {
             self.backend = choose(pidfd.take(), child);
         }
-        let exited = match &mut self.backend {
-            Backend::Poller { interest, .. } => {
-                if !interest.is_ready() {
-                    interest.wait(cx.waker());
-                    return Poll::Pending;
+        if let Backend::Poller { interest, .. } = &self.backend {
+            if interest.is_ready() {
+                if let Poll::Ready(status) = settle(child.try_status()) {
+                    return Poll::Ready(status);
                 }
-                child.try_status()
             }
-            Backend::Reactor(pidfd) => loop {
-                match pidfd.poll_readable(cx) {
-                    Poll::Pending => return Poll::Pending,
-                    Poll::Ready(Err(_)) => return Poll::Ready(ExitStatus::unknown()),
-                    Poll::Ready(Ok(())) => {}
-                }
-                match child.try_status() {
-                    // Readable but not exited cannot happen with a pidfd; poll
-                    // again, which registers for the next event.
-                    Ok(None) => continue,
-                    exited => break exited,
-                }
-            },
-            Backend::Reaper { status, gate } => {
-                return match gate.pass(cx, |own| status.as_mut().poll(own)) {
-                    // The reaper cannot fail for a child we spawned; if it does,
-                    // call the exit unknown.
-                    Some(Poll::Ready(result)) => {
-                        Poll::Ready(result.map_or(ExitStatus::unknown(), ExitStatus::from))
-                    }
-                    Some(Poll::Pending) | None => Poll::Pending,
-                };
-            }
-            Backend::Ticks(timer) => {
-                while Pin::new(&mut *timer).poll_next(cx).is_ready() {}
-                child.try_status()
-            }
-            Backend::Unset(_) => unreachable!("chosen above"),
-        };
-        match exited {
-            Ok(Some(status)) => Poll::Ready(ExitStatus::from(status)),
-            Ok(None) => {
-                if let Backend::Poller { interest, .. } = &self.backend {
-                    interest.wait(cx.waker());
-                }
-                Poll::Pending
-            }
-            // The child is ours and was not reaped elsewhere; if it is anyway,
-            // call the exit unknown rather than wait forever.
-            Err(_) => Poll::Ready(ExitStatus::unknown()),
+            interest.wait(cx.waker());
+            return Poll::Pending;
+        }
+        let backend = &mut self.backend;
+        match self.gate.pass(cx, |own| poll_woken(backend, own, child)) {
+            Some(Poll::Ready(status)) => Poll::Ready(status),
+            Some(Poll::Pending) | None => Poll::Pending,
         }
     }
 
@@ -116,7 +87,7 @@ impl ExitWatch {
                 Some(pidfd)
             }
             Backend::Reactor(pidfd) => pidfd.into_inner().ok(),
-            Backend::Reaper { .. } | Backend::Ticks(_) => None,
+            Backend::Reaper(_) | Backend::Ticks(_) => None,
         }
     }
 }
@@ -129,13 +100,58 @@ impl Drop for ExitWatch {
     }
 }
 
+/// Polls a backend other than `Poller`, with the gate's own waker.
+fn poll_woken(
+    backend: &mut Backend,
+    cx: &mut Context<'_>,
+    child: &mut Process,
+) -> Poll<ExitStatus> {
+    let exited = match backend {
+        Backend::Reactor(pidfd) => loop {
+            match pidfd.poll_readable(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(_)) => return Poll::Ready(ExitStatus::unknown()),
+                Poll::Ready(Ok(())) => {}
+            }
+            match child.try_status() {
+                // Readable but not exited cannot happen with a pidfd; poll
+                // again, which registers for the next event.
+                Ok(None) => continue,
+                exited => break exited,
+            }
+        },
+        // The reaper cannot fail for a child we spawned; if it does, call the
+        // exit unknown.
+        Backend::Reaper(status) => {
+            return status
+                .as_mut()
+                .poll(cx)
+                .map(|result| result.map_or(ExitStatus::unknown(), ExitStatus::from));
+        }
+        Backend::Ticks(timer) => {
+            while Pin::new(&mut *timer).poll_next(cx).is_ready() {}
+            child.try_status()
+        }
+        Backend::Unset(_) | Backend::Poller { .. } => unreachable!("polled in ExitWatch::poll"),
+    };
+    settle(exited)
+}
+
+/// What one `waitpid` said, as the watch's answer.
+fn settle(exited: io::Result<Option<std::process::ExitStatus>>) -> Poll<ExitStatus> {
+    match exited {
+        Ok(Some(status)) => Poll::Ready(ExitStatus::from(status)),
+        Ok(None) => Poll::Pending,
+        // The child is ours and was not reaped elsewhere; if it is anyway, call
+        // the exit unknown rather than wait forever.
+        Err(_) => Poll::Ready(ExitStatus::unknown()),
+    }
+}
+
 fn choose(pidfd: Option<OwnedFd>, child: &mut Process) -> Backend {
     let Some(pidfd) = pidfd else {
         return match child.reaper_status() {
-            Some(status) => Backend::Reaper {
-                status,
-                gate: Gate::new(),
-            },
+            Some(status) => Backend::Reaper(status),
             None => Backend::Ticks(Timer::interval(FALLBACK_TICK)),
         };
     };
