@@ -468,6 +468,35 @@ fn spawn(mode: Mode, rounds: u64) -> f64 {
     start.elapsed().as_secs_f64() * 1e3 / rounds as f64
 }
 
+/// Spawn + initialize + close on the background thread, round by round in turn
+/// with raw's: (median of the rounds' own ratios, raw's median round in ms, the
+/// thread's median round in ms). Blocks of a hundred rounds each take a hundred
+/// milliseconds, long enough for one of the VM's stalls (a round of 5-15 ms
+/// instead of about 1) to land on one side of a ratio; pairs of rounds a
+/// millisecond apart see the same host, and the median ignores the stalls.
+fn spawn_paired(rounds: u64) -> (f64, f64, f64) {
+    let mut raws = Vec::new();
+    let mut ours = Vec::new();
+    futures::executor::block_on(async {
+        for _ in 0..rounds {
+            let start = Instant::now();
+            let mut raw = Raw::start();
+            raw.request("initialize", &init_params());
+            raw.close();
+            raws.push(start.elapsed().as_secs_f64() * 1e3);
+            let start = Instant::now();
+            let t = server().spawn().unwrap();
+            t.send_request("initialize", Some(init_params()))
+                .await
+                .unwrap();
+            t.close().await.unwrap();
+            ours.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    });
+    let ratios = ours.iter().zip(&raws).map(|(o, r)| o / r).collect();
+    (median(ratios), median(raws), median(ours))
+}
+
 /// CPU time (user + system) this process has used, in seconds.
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage fills the struct we pass; zeroed is a valid initial value.
@@ -627,6 +656,19 @@ fn row(
     }
 }
 
+/// `figure` against `raw` in BLOCKS blocks: (median figure, median of the blocks' ratios).
+fn paired_with_raw(raw: impl Fn() -> f64, figure: impl Fn() -> f64) -> (f64, f64) {
+    let mut figures = Vec::new();
+    let mut ratios = Vec::new();
+    for _ in 0..BLOCKS {
+        let baseline = raw();
+        let f = figure();
+        figures.push(f);
+        ratios.push(f / baseline);
+    }
+    (median(figures), median(ratios))
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -680,7 +722,7 @@ fn rows() -> Vec<Row> {
 fn child_main(label: &str) {
     if let Ok(spec) = env::var("BENCH_ONE") {
         // For profiling one workload: BENCH_ONE=workload,mode[,size MiB,rounds]
-        // with workload seq|pipe|notify|spawn|blob|floor|local-floor and mode
+        // with workload seq|pipe|notify|spawn|spawn-paired|blob|floor|local-floor and mode
         // raw|thread|local|same.
         let parts: Vec<&str> = spec.split(',').collect();
         let mode = match parts.get(1).copied().unwrap_or("thread") {
@@ -701,6 +743,7 @@ fn child_main(label: &str) {
             ("notify", Some(m)) => notify(m, arg(2, 200_000)),
             ("spawn", None) => spawn_raw(arg(2, 200)),
             ("spawn", Some(m)) => spawn(m, arg(2, 200)),
+            ("spawn-paired", _) => spawn_paired(arg(2, 300)).0,
             ("blob", None) => blob_raw(arg(2, 8) << 20, arg(3, 10)),
             ("blob", Some(m)) => blob(m, arg(2, 8) << 20, arg(3, 10)),
             _ => panic!("unknown workload {spec}"),
@@ -745,17 +788,21 @@ fn child_main(label: &str) {
             ours.join("\t")
         );
     }
-    // What async-io itself costs: one task, no transport, no hand-off between tasks.
-    let floor = seq_async_io_floor(scaled(50_000, 5_000));
+    // What async-io itself costs: one task, no transport, no hand-off between
+    // tasks; then with the I/O in a task of its own on a LocalExecutor ("local
+    // task"). Each in blocks with raw's own, like the rows.
+    let n_floor = scaled(20_000, 2_000);
+    let (floor, ratio) = paired_with_raw(|| seq_raw(n_floor), || seq_async_io_floor(n_floor));
     println!(
-        "{label}: seq floor of a single-task async-io client (no transport): {floor:.2} us/call = {:.2}x raw",
-        floor / rows[0].raw
+        "{label}: seq floor of a single-task async-io client (no transport): {floor:.2} us/call = {ratio:.2}x raw"
     );
-    // And with the I/O in a task of its own on a LocalExecutor ("local task").
-    let floor = seq_local_task_floor(scaled(50_000, 5_000));
+    let (floor, ratio) = paired_with_raw(|| seq_raw(n_floor), || seq_local_task_floor(n_floor));
     println!(
-        "{label}: seq floor of a two-task LocalExecutor async-io client (no transport): {floor:.2} us/call = {:.2}x raw",
-        floor / rows[0].raw
+        "{label}: seq floor of a two-task LocalExecutor async-io client (no transport): {floor:.2} us/call = {ratio:.2}x raw"
+    );
+    let (ratio, raw, ours) = spawn_paired(scaled(500, 50));
+    println!(
+        "{label}: spawn+init+close on the thread, rounds in turn with raw's: median round {ours:.3} ms vs raw {raw:.3} ms; median of the rounds' ratios {ratio:.3}x"
     );
     let transports = 200;
     let pending = scaled(100_000, 20_000);
