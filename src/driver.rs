@@ -265,7 +265,12 @@ impl Inner {
                 return;
             }
             match stdin.poll_write(cx, &self.writing[self.written..]) {
-                Poll::Ready(Ok(n)) if n > 0 => self.written += n,
+                Poll::Ready(Ok(n)) if n > 0 => {
+                    self.written += n;
+                    if let Some(stdout) = self.stdout.as_mut() {
+                        stdout.answer_may_be_waiting();
+                    }
+                }
                 Poll::Pending => return,
                 Poll::Ready(_) => {
                     // The child closed its stdin (or worse): it cannot take requests any
