@@ -1,6 +1,7 @@
 //! The child's three pipes, made here rather than by async-process so the driver
 //! can ask for readiness before it reads: a poll that finds nothing costs no
-//! `read` system call.
+//! `read` system call (except right after a request went out, when the answer
+//! is likely there already: see [`ReadPipe::answer_may_be_waiting`]).
 //!
 //! Each of our ends is registered on its first poll with the poller of the
 //! thread that polls it: the background thread's own edge-triggered epoll
