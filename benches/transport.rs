@@ -643,38 +643,41 @@ fn row(
     raw: impl Fn() -> f64,
     ours: impl Fn(Mode) -> f64,
 ) -> Row {
-    let mut raws = Vec::new();
-    let mut oursv = vec![Vec::new(); MODES.len()];
-    let mut ratios = vec![Vec::new(); MODES.len()];
-    for _ in 0..BLOCKS {
-        let baseline = raw();
-        raws.push(baseline);
-        for (i, &m) in MODES.iter().enumerate() {
-            let figure = ours(m);
-            oursv[i].push(figure);
-            ratios[i].push(figure / baseline);
-        }
-    }
+    let (raw, figures) = in_blocks(raw, MODES.len(), |i| ours(MODES[i]));
+    let (ours, ratios) = figures.into_iter().unzip();
     Row {
         name,
         unit,
-        raw: median(raws),
-        ours: oursv.into_iter().map(median).collect(),
-        ratios: ratios.into_iter().map(median).collect(),
+        raw,
+        ours,
+        ratios,
     }
 }
 
-/// `figure` against `raw` in BLOCKS blocks: (median figure, median of the blocks' ratios).
-fn paired_with_raw(raw: impl Fn() -> f64, figure: impl Fn() -> f64) -> (f64, f64) {
-    let mut figures = Vec::new();
-    let mut ratios = Vec::new();
+/// `raw`, then each of `n` other figures, in BLOCKS blocks. Returns raw's median
+/// and, for each figure, its median and the median of its blocks' ratios to raw.
+fn in_blocks(
+    raw: impl Fn() -> f64,
+    n: usize,
+    figure: impl Fn(usize) -> f64,
+) -> (f64, Vec<(f64, f64)>) {
+    let mut raws = Vec::new();
+    let mut figures = vec![Vec::new(); n];
+    let mut ratios = vec![Vec::new(); n];
     for _ in 0..BLOCKS {
         let baseline = raw();
-        let f = figure();
-        figures.push(f);
-        ratios.push(f / baseline);
+        raws.push(baseline);
+        for i in 0..n {
+            let f = figure(i);
+            figures[i].push(f);
+            ratios[i].push(f / baseline);
+        }
     }
-    (median(figures), median(ratios))
+    let each = figures.into_iter().zip(ratios);
+    (
+        median(raws),
+        each.map(|(f, r)| (median(f), median(r))).collect(),
+    )
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -800,11 +803,19 @@ fn child_main(label: &str) {
     // tasks; then with the I/O in a task of its own on a LocalExecutor ("local
     // task"). Each in blocks with raw's own, like the rows.
     let n_floor = scaled(20_000, 2_000);
-    let (floor, ratio) = paired_with_raw(|| seq_raw(n_floor), || seq_async_io_floor(n_floor));
+    let (_, floors) = in_blocks(
+        || seq_raw(n_floor),
+        2,
+        |i| match i {
+            0 => seq_async_io_floor(n_floor),
+            _ => seq_local_task_floor(n_floor),
+        },
+    );
+    let (floor, ratio) = floors[0];
     println!(
         "{label}: seq floor of a single-task async-io client (no transport): {floor:.2} us/call = {ratio:.2}x raw"
     );
-    let (floor, ratio) = paired_with_raw(|| seq_raw(n_floor), || seq_local_task_floor(n_floor));
+    let (floor, ratio) = floors[1];
     println!(
         "{label}: seq floor of a two-task LocalExecutor async-io client (no transport): {floor:.2} us/call = {ratio:.2}x raw"
     );
