@@ -412,12 +412,26 @@ fn init_params() -> Value {
     json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } })
 }
 
+/// One spawn + initialize + close, raw.
+fn spawn_round_raw() {
+    let mut raw = Raw::start();
+    raw.request("initialize", &init_params());
+    raw.close();
+}
+
+/// One spawn + initialize + close on the background thread.
+async fn spawn_round_thread() {
+    let t = server().spawn().unwrap();
+    t.send_request("initialize", Some(init_params()))
+        .await
+        .unwrap();
+    t.close().await.unwrap();
+}
+
 fn spawn_raw(rounds: u64) -> f64 {
     let start = Instant::now();
     for _ in 0..rounds {
-        let mut raw = Raw::start();
-        raw.request("initialize", &init_params());
-        raw.close();
+        spawn_round_raw();
     }
     start.elapsed().as_secs_f64() * 1e3 / rounds as f64
 }
@@ -430,11 +444,7 @@ fn spawn(mode: Mode, rounds: u64) -> f64 {
     match mode {
         Mode::Thread => futures::executor::block_on(async {
             for _ in 0..rounds {
-                let t = server().spawn().unwrap();
-                t.send_request("initialize", Some(init_params()))
-                    .await
-                    .unwrap();
-                t.close().await.unwrap();
+                spawn_round_thread().await;
             }
         }),
         Mode::Local => {
@@ -484,17 +494,11 @@ fn spawn_paired(rounds: u64) -> (f64, f64, f64) {
             // next round starts, so it is not timed as the other side's.
             std::thread::sleep(SETTLE);
             let start = Instant::now();
-            let mut raw = Raw::start();
-            raw.request("initialize", &init_params());
-            raw.close();
+            spawn_round_raw();
             raws.push(start.elapsed().as_secs_f64() * 1e3);
             std::thread::sleep(SETTLE);
             let start = Instant::now();
-            let t = server().spawn().unwrap();
-            t.send_request("initialize", Some(init_params()))
-                .await
-                .unwrap();
-            t.close().await.unwrap();
+            spawn_round_thread().await;
             ours.push(start.elapsed().as_secs_f64() * 1e3);
         }
     });
