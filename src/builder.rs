@@ -13,6 +13,7 @@ use crate::driver::{Driver, Handlers};
 use crate::error::{Error, RpcError};
 use crate::message::{DiscardedLine, Notification, ServerRequest};
 use crate::shared::Shared;
+use crate::sys;
 use crate::transport::Transport;
 
 /// The default for [`Builder::max_message_size`]: 64 MiB.
@@ -53,8 +54,20 @@ pub struct Builder {
     pub(crate) handlers: Handlers,
 }
 
+impl Transport {
+    /// Starts describing a server to run: `command` is the program and its
+    /// arguments (argv, never a shell line).
+    pub fn builder<I, S>(command: I) -> Builder
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Builder::new(command)
+    }
+}
+
 impl Builder {
-    pub(crate) fn new<I, S>(command: I) -> Self
+    fn new<I, S>(command: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -123,7 +136,8 @@ impl Builder {
 
     /// Starts the child in a process group of its own, and has the close ladder
     /// signal the whole group, so a server started through a wrapper (`npx`, `uvx`,
-    /// `sh -c`) goes down together with the wrapper.
+    /// `sh -c`) goes down together with the wrapper. On Windows the child is put
+    /// in a Job Object instead, and the ladder's last step ends the whole job.
     ///
     /// The trade-off: a group of its own no longer receives the terminal's Ctrl-C,
     /// so the child lives until this process closes it (or dies, with
@@ -143,12 +157,25 @@ impl Builder {
         self
     }
 
-    /// Linux only: the kernel sends the child SIGKILL when this process dies,
-    /// so a crashed host leaves no server behind. Ignored elsewhere.
+    /// The child dies when this process dies, so a crashed host leaves no server
+    /// behind.
     ///
-    /// Caveat: the kernel ties this to the *thread* that spawned the child; spawn
-    /// from a thread that lives as long as the process (not a short-lived worker).
-    /// It also makes the spawn use `fork` instead of the faster `posix_spawn`.
+    /// On Linux the kernel sends the child SIGKILL (`PR_SET_PDEATHSIG`); it ties
+    /// this to the *thread* that spawned the child, so spawn from a thread that
+    /// lives as long as the process (not a short-lived worker), and the spawn
+    /// uses `fork` instead of the faster `posix_spawn`. On Windows the child is
+    /// put in a Job Object that ends with this process, and so does everything
+    /// it started. macOS and the BSDs have no such mechanism: there
+    /// [`spawn`](Self::spawn) fails with an [`Error::Start`] naming the option.
+    ///
+    /// ```no_run
+    /// use stdio_mcp::Transport;
+    ///
+    /// let t = Transport::builder(["my-mcp-server"])
+    ///     .kill_on_parent_death(true)
+    ///     .spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn kill_on_parent_death(mut self, enable: bool) -> Self {
         self.kill_on_parent_death = enable;
         self
@@ -264,7 +291,8 @@ impl Builder {
                 return Err(missing_dir(&program_name, dir));
             }
         }
-        let mut command = std::process::Command::new(program);
+        let resolved = sys::resolve_program(program, self.child_path().as_deref());
+        let mut command = std::process::Command::new(&resolved);
         command.args(&self.command[1..]);
         for change in &self.env {
             match change {
@@ -276,47 +304,50 @@ impl Builder {
         if let Some(dir) = &self.cwd {
             command.current_dir(dir);
         }
-        #[cfg(unix)]
-        if self.process_group {
-            std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        }
-        #[cfg(target_os = "linux")]
-        if self.kill_on_parent_death {
-            set_parent_death_signal(&mut command);
-        }
-        let failed = |e: io::Error| start_error(&program_name, self.cwd.as_deref(), &e);
-        let (child_ends, parent_ends) = crate::pipes::make().map_err(failed)?;
-        // The command (and with it the child's ends of the pipes) is dropped right
-        // after the spawn, so the pipes reach their end when the child closes them.
-        let (child, pidfd) = crate::process::spawn(command, child_ends).map_err(failed)?;
+        let options = sys::Options {
+            process_group: self.process_group,
+            kill_on_parent_death: self.kill_on_parent_death,
+        };
+        sys::configure(&mut command, options).map_err(|reason| Error::Start {
+            program: program_name.clone(),
+            reason,
+        })?;
+        let failed = |e: io::Error| {
+            start_error(&program_name, Path::new(&resolved), self.cwd.as_deref(), &e)
+        };
+        let (child, pipes, exit) = crate::child::spawn(command, options).map_err(failed)?;
 
         let shared = Arc::new(Shared::new(child.id(), self.timeout));
         let driver = Driver::new(
             child,
-            pidfd,
-            parent_ends,
+            pipes,
+            exit,
             Arc::clone(&shared),
             self.handlers,
             self.max_message_size,
-            self.process_group,
         );
         Ok((Transport::new(shared), driver))
     }
+
+    /// The `PATH` the child will see, where the builder changes it (Windows looks
+    /// a bare program name up there).
+    fn child_path(&self) -> Option<OsString> {
+        let mut path = None;
+        for change in &self.env {
+            match change {
+                EnvChange::Set(key, value) if is_path(key) => path = Some(Some(value.clone())),
+                EnvChange::Remove(key) if is_path(key) => path = Some(None),
+                EnvChange::Clear => path = Some(None),
+                _ => {}
+            }
+        }
+        path.unwrap_or_else(|| std::env::var_os("PATH"))
+    }
 }
 
-#[cfg(target_os = "linux")]
-fn set_parent_death_signal(command: &mut std::process::Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: the closure runs in the forked child before exec; it only calls
-    // prctl(2), which is async-signal-safe, and allocates nothing.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+/// Whether an environment variable's name is `PATH` (any case: Windows ignores it).
+fn is_path(key: &OsStr) -> bool {
+    key.to_str().is_some_and(|k| k.eq_ignore_ascii_case("PATH"))
 }
 
 fn missing_dir(program: &str, dir: &Path) -> Error {
@@ -326,17 +357,17 @@ fn missing_dir(program: &str, dir: &Path) -> Error {
     }
 }
 
-fn start_error(program: &str, cwd: Option<&Path>, e: &io::Error) -> Error {
+fn start_error(program: &str, resolved: &Path, cwd: Option<&Path>, e: &io::Error) -> Error {
     if let Some(dir) = cwd {
         if e.kind() == io::ErrorKind::NotFound && !dir.is_dir() {
             return missing_dir(program, dir);
         }
     }
-    let reason = match e.kind() {
+    let reason = sys::explain_spawn_error(e, resolved).unwrap_or_else(|| match e.kind() {
         io::ErrorKind::NotFound => "no such program".to_owned(),
         io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
         _ => e.to_string(),
-    };
+    });
     Error::Start {
         program: program.to_owned(),
         reason,

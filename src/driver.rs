@@ -7,20 +7,21 @@
 use std::fmt;
 use std::future::Future;
 use std::ops::ControlFlow;
-use std::os::fd::OwnedFd;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use crate::deadline::Deadline;
+use async_io::Timer;
+use async_process::{ChildStderr, ChildStdin, ChildStdout};
+use futures::io::{AsyncRead, AsyncWrite};
+use futures::task::{waker_ref, ArcWake, AtomicWaker};
+use futures::FutureExt;
+
+use crate::child::{Child, ExitStatus, Pipes, StatusFuture};
 use crate::error::Error;
-use crate::exit::ExitStatus;
-use crate::exit_watch::ExitWatch;
 use crate::framing::{Line, LineBuffer};
-use crate::gate::Gate;
-use crate::pipes::{ParentEnds, ReadPipe, WritePipe};
-use crate::process::Process;
 pub(crate) use crate::route::Handlers;
 use crate::route::Router;
 use crate::shared::Shared;
@@ -49,8 +50,9 @@ const READS_PER_POLL: usize = 32;
 /// it to you to run on your executor. It completes once the child has exited and
 /// everything it wrote has been read.
 ///
-/// Dropping it before then kills the child (SIGKILL) and fails what waits:
-/// requests with [`Error::LeftLoop`], a pending close with [`Error::CloseLeftLoop`].
+/// Dropping it before then kills the child (SIGKILL; `TerminateProcess` on
+/// Windows) and fails what waits: requests with [`Error::LeftLoop`], a pending
+/// close with [`Error::CloseLeftLoop`].
 ///
 /// ```no_run
 /// # smol::block_on(async {
@@ -69,28 +71,33 @@ pub struct Driver {
 struct Inner {
     shared: Arc<Shared>,
     router: Router,
-    child: Process,
-    process_group: bool,
-    stdin: Option<WritePipe>,
-    stdout: Option<ReadPipe>,
-    stderr: Option<ReadPipe>,
-    exit: ExitWatch,
-    exited: Option<ExitStatus>,
+    child: Child,
+    stage: Stage,
+    /// async-process's exit future; polled only through `exit_gate` until the exit.
+    exit: StatusFuture,
+    exit_gate: Gate,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
     /// Bytes taken from the queue and not yet all written.
     writing: Vec<u8>,
     written: usize,
     stdout_lines: LineBuffer,
     stderr_lines: LineBuffer,
-    /// Opened by stderr's own wake-ups, so other wake-ups do not poll it.
+    /// Opened by stderr's own wake-ups, so other wake-ups do not read it.
     stderr_gate: Gate,
-    ladder: Option<Ladder>,
-    /// Runs while waiting for the pipes after the exit, or for the exit after stdout ended.
-    grace: Option<Deadline>,
 }
 
-struct Ladder {
-    next: Rung,
-    timer: Deadline,
+/// Where the child is, as far as the driver's own work goes.
+#[derive(Debug)]
+enum Stage {
+    /// The child runs. `eof`: its stdout ended, and it has this long to exit
+    /// before pending requests fail with [`Error::StdoutClosed`].
+    Running { eof: Option<Timer> },
+    /// The close ladder: `next` is taken when `timer` fires.
+    Closing { next: Rung, timer: Timer },
+    /// The child has exited; what it left in the pipes is read, until `grace` fires.
+    Exited { grace: Option<Timer> },
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -102,36 +109,29 @@ enum Rung {
 
 impl Driver {
     pub(crate) fn new(
-        child: Process,
-        pidfd: Option<OwnedFd>,
-        pipes: ParentEnds,
+        child: Child,
+        pipes: Pipes,
+        exit: StatusFuture,
         shared: Arc<Shared>,
         handlers: Handlers,
         max_message_size: usize,
-        process_group: bool,
     ) -> Self {
-        let stdin = Some(pipes.stdin);
-        let stdout = Some(pipes.stdout);
-        let stderr = Some(pipes.stderr);
-        let exit = ExitWatch::new(pidfd);
         Driver {
             inner: Some(Box::new(Inner {
                 router: Router::new(Arc::clone(&shared), handlers),
                 shared,
                 child,
-                process_group,
-                stdin,
-                stdout,
-                stderr,
+                stage: Stage::Running { eof: None },
                 exit,
-                exited: None,
+                exit_gate: Gate::new(),
+                stdin: Some(pipes.stdin),
+                stdout: Some(pipes.stdout),
+                stderr: Some(pipes.stderr),
                 writing: Vec::new(),
                 written: 0,
                 stdout_lines: LineBuffer::new(max_message_size),
                 stderr_lines: LineBuffer::new(STDERR_LINE_LIMIT),
                 stderr_gate: Gate::new(),
-                ladder: None,
-                grace: None,
             })),
         }
     }
@@ -170,8 +170,7 @@ impl fmt::Debug for Driver {
         match &self.inner {
             Some(inner) => d
                 .field("pid", &inner.shared.pid)
-                .field("exited", &inner.exited)
-                .field("closing", &inner.ladder.as_ref().map(|l| l.next))
+                .field("stage", &inner.stage)
                 .finish(),
             None => d.field("finished", &true).finish(),
         }
@@ -191,13 +190,13 @@ enum Drained {
 /// Reads what `pipe` has, handing each complete line to `each`, for at most
 /// `READS_PER_POLL` reads, so one chatty child cannot starve the other drivers.
 fn read_lines(
-    pipe: &mut ReadPipe,
+    pipe: &mut (impl AsyncRead + Unpin),
     lines: &mut LineBuffer,
     cx: &mut Context<'_>,
     mut each: impl FnMut(Line<'_>) -> ControlFlow<()>,
 ) -> Drained {
     for _ in 0..READS_PER_POLL {
-        match pipe.poll_read(cx, lines.spare()) {
+        match Pin::new(&mut *pipe).poll_read(cx, lines.spare()) {
             Poll::Pending => return Drained::Waiting,
             Poll::Ready(Ok(n)) if n > 0 => {
                 lines.filled(n);
@@ -225,6 +224,10 @@ impl Inner {
         self.poll_grace(cx)
     }
 
+    fn exited(&self) -> bool {
+        matches!(self.stage, Stage::Exited { .. })
+    }
+
     /// Takes the queue (registering for the next push) and writes as much as the pipe takes.
     fn flush(&mut self, cx: &mut Context<'_>) {
         loop {
@@ -246,7 +249,7 @@ impl Inner {
                 // One swap takes every queued line: one write for all of them.
                 std::mem::swap(&mut self.writing, &mut state.outgoing);
             }
-            let close = state.close_requested || self.shared.handles() == 0;
+            let close = !state.phase.is_open() || self.shared.handles() == 0;
             drop(state);
             if close {
                 self.start_close();
@@ -258,25 +261,23 @@ impl Inner {
                 return;
             };
             if self.writing.is_empty() {
-                if self.ladder.is_some() {
-                    // Everything queued before the close is out: end the input.
-                    self.stdin = None;
+                if matches!(self.stage, Stage::Closing { .. }) {
+                    // Everything queued before the close is out: end the input
+                    // (once a platform's buffered pipe has passed it on).
+                    if Pin::new(stdin).poll_flush(cx).is_ready() {
+                        self.stdin = None;
+                    }
                 }
                 return;
             }
-            match stdin.poll_write(cx, &self.writing[self.written..]) {
-                Poll::Ready(Ok(n)) if n > 0 => {
-                    self.written += n;
-                    if let Some(stdout) = self.stdout.as_mut() {
-                        stdout.answer_may_be_waiting();
-                    }
-                }
+            match Pin::new(stdin).poll_write(cx, &self.writing[self.written..]) {
+                Poll::Ready(Ok(n)) if n > 0 => self.written += n,
                 Poll::Pending => return,
                 Poll::Ready(_) => {
                     // The child closed its stdin (or worse): it cannot take requests any
                     // more. Refuse new ones and close it; waiting ones end with its exit.
                     self.stdin = None;
-                    self.shared.lock().refusal.get_or_insert(Error::NotAlive);
+                    self.shared.lock().phase.stop(Error::NotAlive);
                     self.start_close();
                 }
             }
@@ -308,8 +309,8 @@ impl Inner {
             // A last line without its newline is still a line.
             self.router.route_line(&rest);
         }
-        if self.exited.is_none() && self.grace.is_none() {
-            self.grace = Some(Deadline::after(EOF_GRACE));
+        if let Stage::Running { eof: eof @ None } = &mut self.stage {
+            *eof = Some(Timer::after(EOF_GRACE));
         }
     }
 
@@ -346,24 +347,23 @@ impl Inner {
     }
 
     fn watch_exit(&mut self, cx: &mut Context<'_>) {
-        if self.exited.is_some() {
+        if self.exited() {
             return;
         }
-        let Poll::Ready(status) = self.exit.poll(cx, &mut self.child) else {
+        let exit = &mut self.exit;
+        // The exit future asks the kernel each time: poll it only when it woke us.
+        let Some(Poll::Ready(result)) = self.exit_gate.pass(cx, |own| exit.poll_unpin(own)) else {
             return;
         };
-        self.exited = Some(status);
+        // The child is ours and reaped nowhere else; should asking fail anyway,
+        // call the exit unknown rather than wait forever.
+        let status = result.map_or(ExitStatus::unknown(), ExitStatus::from);
         self.stdin = None;
-        {
-            let mut state = self.shared.lock();
-            state.exit_status = Some(status);
-            state.refusal.get_or_insert(Error::NotAlive);
-        }
+        self.shared.lock().phase.exited(status);
         // What the child wrote before it exited is still in the pipes: read it first.
-        self.grace = if self.stdout.is_some() || self.stderr.is_some() {
-            Some(Deadline::after(DRAIN_GRACE))
-        } else {
-            None
+        let open = self.stdout.is_some() || self.stderr.is_some();
+        self.stage = Stage::Exited {
+            grace: open.then(|| Timer::after(DRAIN_GRACE)),
         };
         self.read_stdout(cx);
         self.stderr_gate.open();
@@ -371,93 +371,68 @@ impl Inner {
     }
 
     fn start_close(&mut self) {
-        if self.ladder.is_none() && self.exited.is_none() {
-            self.ladder = Some(Ladder {
+        if let Stage::Running { .. } = self.stage {
+            self.stage = Stage::Closing {
                 next: Rung::Term,
-                timer: Deadline::after(LADDER_STEP),
-            });
+                timer: Timer::after(LADDER_STEP),
+            };
         }
     }
 
     fn climb_ladder(&mut self, cx: &mut Context<'_>) {
-        if self.exited.is_some() {
-            return;
-        }
-        let Some(ladder) = self.ladder.as_mut() else {
+        let Stage::Closing { next, timer } = &mut self.stage else {
             return;
         };
-        if ladder.next == Rung::Done || ladder.timer.poll(cx).is_pending() {
+        if *next == Rung::Done || timer.poll_unpin(cx).is_pending() {
             return;
         }
-        let rung = ladder.next;
-        match rung {
+        match *next {
             Rung::Term => {
-                ladder.next = Rung::Kill;
-                ladder.timer.set_after(LADDER_STEP);
+                *next = Rung::Kill;
+                timer.set_after(LADDER_STEP);
                 // Register the timer's new deadline.
-                let _ = ladder.timer.poll(cx);
+                let _ = timer.poll_unpin(cx);
                 // Whatever was not written by now will not be.
                 self.stdin = None;
-                self.signal(libc::SIGTERM);
+                self.child.terminate();
             }
             Rung::Kill => {
-                ladder.next = Rung::Done;
-                self.kill();
+                *next = Rung::Done;
+                self.child.kill();
             }
             Rung::Done => {}
-        }
-    }
-
-    fn signal(&self, signal: libc::c_int) {
-        let pid = self.shared.pid as libc::pid_t;
-        let target = if self.process_group { -pid } else { pid };
-        // SAFETY: kill(2) takes plain integers; the child is not yet reaped
-        // (`exited` is None), so its pid (and group id) still names it.
-        unsafe {
-            libc::kill(target, signal);
-        }
-    }
-
-    fn kill(&mut self) {
-        if self.process_group {
-            self.signal(libc::SIGKILL);
-        } else {
-            self.child.kill();
         }
     }
 
     /// Settles the run once the exit is known and the pipes are drained (or the
     /// grace after the exit ran out); handles stdout ending while the child runs.
     fn poll_grace(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        let grace_over = match self.grace.as_mut() {
-            Some(timer) => timer.poll(cx).is_ready(),
-            None => false,
-        };
-        if let Some(status) = self.exited {
-            let drained = self.stdout.is_none() && self.stderr.is_none();
-            if !drained && !grace_over {
-                return Poll::Pending;
-            }
-            if !drained && self.process_group {
-                // The leader is gone but something still holds its pipes: what is
-                // left of its group (a server behind a wrapper) goes with it.
-                // SAFETY: kill(2) takes plain integers; a group id is not reused
-                // while any process of the group lives.
-                unsafe {
-                    libc::kill(-(self.shared.pid as libc::pid_t), libc::SIGKILL);
+        match &mut self.stage {
+            Stage::Exited { grace } => {
+                let drained = self.stdout.is_none() && self.stderr.is_none();
+                let grace_over = grace.as_mut().is_some_and(|t| t.poll_unpin(cx).is_ready());
+                if !drained && !grace_over {
+                    return Poll::Pending;
                 }
+                if !drained {
+                    // The child is gone but something still holds its pipes: what
+                    // is left of its group or job (a server behind a wrapper) goes too.
+                    self.child.kill_rest();
+                }
+                self.finish();
+                Poll::Ready(())
             }
-            self.finish(status);
-            return Poll::Ready(());
+            Stage::Running { eof: Some(timer) } => {
+                if timer.poll_unpin(cx).is_ready() {
+                    // Stdout ended and the child still runs: nothing can answer any more.
+                    self.fail_pending(Error::StdoutClosed);
+                    self.start_close();
+                    self.climb_ladder(cx);
+                }
+                Poll::Pending
+            }
+            _ => Poll::Pending,
         }
-        if grace_over {
-            // Stdout ended and the child still runs: nothing can answer any more.
-            self.grace = None;
-            self.fail_pending(Error::StdoutClosed);
-            self.start_close();
-            self.climb_ladder(cx);
-        }
-        Poll::Pending
     }
 
     /// Refuses new sends with `error` and fails every waiting request with it.
@@ -465,45 +440,91 @@ impl Inner {
         let wakers = {
             let mut state = self.shared.lock();
             let wakers = state.fail_all(&error);
-            state.refusal.get_or_insert(error);
+            state.phase.stop(error);
             wakers
         };
         wakers.into_iter().for_each(Waker::wake);
     }
 
-    fn finish(&mut self, status: ExitStatus) {
+    fn finish(&mut self) {
         let wakers = {
             let mut state = self.shared.lock();
+            let status = state.phase.status().unwrap_or_else(ExitStatus::unknown);
             let error = Error::Exited {
                 status,
                 stderr_tail: state.stderr_tail.iter().cloned().collect(),
             };
             let wakers = state.fail_all(&error);
-            state.finished = Some(Ok(()));
+            state.phase.finish(Ok(()));
             wakers
         };
         wakers.into_iter().for_each(Waker::wake);
     }
 
     /// The driver was dropped before the child exited: kill it, fail what waits.
+    /// Dropping the child then hands it to async-process's reaper, so it leaves
+    /// no zombie.
     fn left_the_loop(mut self: Box<Self>) {
-        let unreaped = self.exited.is_none();
-        if unreaped {
-            self.kill();
+        if !self.exited() {
+            self.child.kill();
         }
         let wakers = {
             let mut state = self.shared.lock();
             let wakers = state.fail_all(&Error::LeftLoop);
-            state.refusal.get_or_insert(Error::NotAlive);
-            state.finished.get_or_insert(Err(Error::CloseLeftLoop));
+            state.phase.finish(Err(Error::CloseLeftLoop));
             wakers
         };
         wakers.into_iter().for_each(Waker::wake);
         self.shared.wake_closers();
-        if unreaped {
-            // Its exit is awaited elsewhere, so it leaves no zombie.
-            let this = *self;
-            crate::reaper::adopt(this.child, this.exit.into_pidfd());
+    }
+}
+
+/// A wake-up of its own for one part of the driver.
+///
+/// The driver is polled for every message. Parts that rarely have anything to do
+/// (the child's exit, its stderr) each get a gate: a waker that raises the gate's
+/// flag before waking the driver. The part is polled only while its flag is up,
+/// so the driver's other wake-ups cost it no system call and no lock.
+struct Gate {
+    signal: Arc<Signal>,
+}
+
+struct Signal {
+    open: AtomicBool,
+    driver: AtomicWaker,
+}
+
+impl ArcWake for Signal {
+    fn wake_by_ref(signal: &Arc<Self>) {
+        signal.open.store(true, Ordering::Release);
+        signal.driver.wake();
+    }
+}
+
+impl Gate {
+    /// Open at first, so the first poll registers the part's interest.
+    fn new() -> Self {
+        Gate {
+            signal: Arc::new(Signal {
+                open: AtomicBool::new(true),
+                driver: AtomicWaker::new(),
+            }),
         }
+    }
+
+    /// Lets the part be polled next time, woken or not.
+    fn open(&self) {
+        self.signal.open.store(true, Ordering::Release);
+    }
+
+    /// Runs `part` with the gate's own waker if the gate was opened since the
+    /// last pass; `None` if it was not.
+    fn pass<R>(&self, cx: &Context<'_>, part: impl FnOnce(&mut Context<'_>) -> R) -> Option<R> {
+        self.signal.driver.register(cx.waker());
+        if !self.signal.open.swap(false, Ordering::AcqRel) {
+            return None;
+        }
+        let waker = waker_ref(&self.signal);
+        Some(part(&mut Context::from_waker(&waker)))
     }
 }

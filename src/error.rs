@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::exit::ExitStatus;
+use crate::child::ExitStatus;
 
 /// A JSON-RPC error object sent by the server in answer to a request.
 ///

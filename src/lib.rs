@@ -57,41 +57,34 @@
 //! [`Builder::on_discarded`] and [`Transport::discarded_lines`] make them visible.
 
 #![warn(missing_docs)]
-#![cfg_attr(not(unix), allow(unused))]
 
+// The path of one request, in order: transport -> shared -> driver -> framing
+// -> message -> route -> pending. The child and the platform sit beside it.
 mod background;
 mod builder;
+mod child;
 pub mod client;
-mod close;
-mod deadline;
 mod driver;
 mod error;
-mod exit;
-mod exit_watch;
 mod framing;
-mod gate;
 mod message;
 mod pending;
-mod pipes;
-mod poller;
-mod process;
-mod reaper;
 #[cfg(any(test, feature = "fuzzing"))]
 mod replay;
 mod route;
 mod run_until;
 mod shared;
+mod sys;
 mod transport;
 
 pub use builder::{Builder, DEFAULT_MAX_MESSAGE_SIZE};
-pub use close::Close;
+pub use child::ExitStatus;
 pub use driver::Driver;
 pub use error::{Error, RpcError};
-pub use exit::ExitStatus;
 pub use message::{DiscardedLine, Notification, ServerRequest};
 pub use pending::{PendingRequest, RequestOptions};
 pub use run_until::RunUntil;
-pub use transport::Transport;
+pub use transport::{Close, Transport};
 
 /// Internal entry points for the fuzzer (`fuzz/`); not part of the API.
 #[cfg(feature = "fuzzing")]

@@ -215,7 +215,7 @@ fn cancel(shared: &Shared, id: u64, reason: Option<&str>) -> Option<Result<Value
             answer = Some(outcome);
             false
         }
-        Some(Slot::Waiting(_)) if state.can_write() => {
+        Some(Slot::Waiting(_)) if state.phase.is_open() => {
             push_cancel(&mut state.outgoing, id, reason);
             true
         }

@@ -89,7 +89,7 @@ impl Router {
                 if let Ok(Some(outcome)) = answer {
                     // Queued like any other line: the driver is woken to write it.
                     self.shared.for_driver(|state| {
-                        let open = state.can_write();
+                        let open = state.phase.is_open();
                         if open {
                             push_response(&mut state.outgoing, &request.id, &outcome);
                         }

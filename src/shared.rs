@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::child::ExitStatus;
 use crate::error::Error;
-use crate::exit::ExitStatus;
 
 /// How many stderr lines are kept for [`Transport::stderr_tail`](crate::Transport::stderr_tail).
 pub(crate) const STDERR_TAIL_LINES: usize = 20;
@@ -32,15 +32,10 @@ pub(crate) struct State {
     pub(crate) outgoing: Vec<u8>,
     pub(crate) pending: HashMap<u64, Slot, BuildHasherDefault<IdHasher>>,
     pub(crate) driver_waker: Option<Waker>,
-    /// Set once new sends are refused; the error they get.
-    pub(crate) refusal: Option<Error>,
-    pub(crate) close_requested: bool,
-    /// How `close()` ends, once the driver knows.
-    pub(crate) finished: Option<Result<(), Error>>,
-    /// The tasks awaiting a `Close`, woken once `finished` is set and the driver
-    /// has let go of the child.
+    pub(crate) phase: Phase,
+    /// The tasks awaiting a `Close`, woken once the phase is `Finished` and the
+    /// driver has let go of the child.
     pub(crate) close_wakers: Vec<Waker>,
-    pub(crate) exit_status: Option<ExitStatus>,
     pub(crate) stderr_tail: VecDeque<String>,
     pub(crate) default_timeout: Option<Duration>,
 }
@@ -62,11 +57,8 @@ impl Shared {
                 outgoing: Vec::new(),
                 pending: HashMap::default(),
                 driver_waker: None,
-                refusal: None,
-                close_requested: false,
-                finished: None,
+                phase: Phase::Open,
                 close_wakers: Vec::new(),
-                exit_status: None,
                 stderr_tail: VecDeque::new(),
                 default_timeout,
             }),
@@ -77,7 +69,7 @@ impl Shared {
         }
     }
 
-    /// Wakes every task awaiting a `Close`; called once `finished` is set.
+    /// Wakes every task awaiting a `Close`; called once the phase is `Finished`.
     ///
     /// The wakers are taken under the lock and woken after it: a woken task that
     /// runs at once on this CPU then finds nothing held (an event-listener
@@ -137,12 +129,97 @@ impl Shared {
     }
 }
 
-impl State {
-    /// Whether new lines may still be queued.
-    pub(crate) fn can_write(&self) -> bool {
-        self.refusal.is_none()
+/// Where a transport is in its life. It only moves forward: `Open`, then
+/// `Stopping` (skipped when the child simply exits), `Exited`, `Finished`.
+#[derive(Debug)]
+pub(crate) enum Phase {
+    /// Sends are taken.
+    Open,
+    /// Sends fail with `refusal`; the driver is closing the child (asked to by
+    /// `close()`, or because the child can no longer carry requests).
+    Stopping { refusal: Error },
+    /// The child has exited; the driver reads what it left in the pipes.
+    Exited { refusal: Error, status: ExitStatus },
+    /// The driver is done; every `Close` resolves to `outcome`.
+    Finished {
+        refusal: Error,
+        status: Option<ExitStatus>,
+        outcome: Result<(), Error>,
+    },
+}
+
+impl Phase {
+    /// The error new sends fail with, once they are refused.
+    pub(crate) fn refusal(&self) -> Option<&Error> {
+        match self {
+            Phase::Open => None,
+            Phase::Stopping { refusal }
+            | Phase::Exited { refusal, .. }
+            | Phase::Finished { refusal, .. } => Some(refusal),
+        }
     }
 
+    pub(crate) fn is_open(&self) -> bool {
+        matches!(self, Phase::Open)
+    }
+
+    pub(crate) fn status(&self) -> Option<ExitStatus> {
+        match self {
+            Phase::Exited { status, .. } => Some(*status),
+            Phase::Finished { status, .. } => *status,
+            _ => None,
+        }
+    }
+
+    /// How `close()` ends, once the driver is done.
+    pub(crate) fn outcome(&self) -> Option<&Result<(), Error>> {
+        match self {
+            Phase::Finished { outcome, .. } => Some(outcome),
+            _ => None,
+        }
+    }
+
+    /// Refuses sends with `refusal` from now on; false if they already were.
+    pub(crate) fn stop(&mut self, refusal: Error) -> bool {
+        let open = self.is_open();
+        if open {
+            *self = Phase::Stopping { refusal };
+        }
+        open
+    }
+
+    /// The child exited with `status`; sends keep the refusal they had.
+    pub(crate) fn exited(&mut self, status: ExitStatus) {
+        let refusal = self.take_refusal();
+        *self = Phase::Exited { refusal, status };
+    }
+
+    /// The driver is done, with `outcome` for `close()`; a phase already
+    /// finished keeps its outcome.
+    pub(crate) fn finish(&mut self, outcome: Result<(), Error>) {
+        if matches!(self, Phase::Finished { .. }) {
+            return;
+        }
+        let status = self.status();
+        let refusal = self.take_refusal();
+        *self = Phase::Finished {
+            refusal,
+            status,
+            outcome,
+        };
+    }
+
+    fn take_refusal(&mut self) -> Error {
+        match std::mem::replace(self, Phase::Open) {
+            Phase::Open => Error::NotAlive,
+            Phase::Stopping { refusal }
+            | Phase::Exited { refusal, .. }
+            | Phase::Finished { refusal, .. } => refusal,
+        }
+    }
+}
+
+impl State {
     /// Removes request `id`'s slot. A map that grew for a burst of requests is
     /// shrunk once it is mostly empty, so memory returns after the burst.
     pub(crate) fn remove_pending(&mut self, id: u64) -> Option<Slot> {

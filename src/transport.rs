@@ -1,16 +1,16 @@
-//! The cheap, cloneable handle users send through.
+//! The cheap, cloneable handle users send through, and the future `close()` returns.
 
-use std::ffi::OsStr;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::builder::Builder;
-use crate::close::Close;
+use crate::child::ExitStatus;
 use crate::error::{Error, RpcError};
-use crate::exit::ExitStatus;
 use crate::message::{push_notification, push_request, push_response};
 use crate::pending::{PendingRequest, RequestOptions};
 use crate::shared::{Shared, Slot};
@@ -46,16 +46,6 @@ pub struct Transport {
 }
 
 impl Transport {
-    /// Starts describing a server to run: `command` is the program and its
-    /// arguments (argv, never a shell line).
-    pub fn builder<I, S>(command: I) -> Builder
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<OsStr>,
-    {
-        Builder::new(command)
-    }
-
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         shared.add_handle();
         Transport { shared }
@@ -98,7 +88,7 @@ impl Transport {
         }
         let mut sent = Err(Error::NotAlive);
         self.shared.for_driver(|state| {
-            if let Some(refusal) = &state.refusal {
+            if let Some(refusal) = state.phase.refusal() {
                 sent = Err(refusal.clone());
                 return false;
             }
@@ -156,7 +146,7 @@ impl Transport {
 
     fn queue(&self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), Error> {
         let mut outcome = Ok(());
-        self.shared.for_driver(|state| match &state.refusal {
+        self.shared.for_driver(|state| match state.phase.refusal() {
             Some(refusal) => {
                 outcome = Err(refusal.clone());
                 false
@@ -185,7 +175,7 @@ impl Transport {
     /// its stdout, or `close()` was called.
     #[must_use]
     pub fn is_alive(&self) -> bool {
-        self.shared.lock().refusal.is_none()
+        self.shared.lock().phase.is_open()
     }
 
     /// The last 20 non-empty lines the child wrote to stderr, oldest first,
@@ -198,7 +188,7 @@ impl Transport {
     /// How the child ended, once it has.
     #[must_use]
     pub fn exit_status(&self) -> Option<ExitStatus> {
-        self.shared.lock().exit_status
+        self.shared.lock().phase.status()
     }
 
     /// Always false: a JSON-RPC line on stdin has no headers to mirror parameters into.
@@ -241,14 +231,9 @@ impl Transport {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub fn close(&self) -> Close {
-        self.shared.for_driver(|state| {
-            let first = state.finished.is_none() && !state.close_requested;
-            if first {
-                state.close_requested = true;
-                state.refusal.get_or_insert(Error::NotAlive);
-            }
-            first
-        });
+        // Only the first close of an open transport has anything to tell the driver.
+        self.shared
+            .for_driver(|state| state.phase.stop(Error::NotAlive));
         Close::new(Arc::clone(&self.shared))
     }
 }
@@ -271,5 +256,47 @@ impl fmt::Debug for Transport {
             .field("pid", &self.shared.pid)
             .field("alive", &self.is_alive())
             .finish()
+    }
+}
+
+/// Resolves once the child has exited after [`Transport::close`](crate::Transport::close).
+///
+/// `Ok(())` however the child ended (a signal from the close ladder included);
+/// [`Error::CloseLeftLoop`] if the driver was dropped first. Every call to `close()`
+/// gets a future with the same outcome. The close itself starts when `close()` is
+/// called, whether or not this future is ever polled.
+#[must_use = "close() starts the shutdown; await this to know the child has exited"]
+pub struct Close {
+    shared: Arc<Shared>,
+}
+
+impl Close {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Close { shared }
+    }
+}
+
+impl Future for Close {
+    type Output = Result<(), Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut state = self.shared.lock();
+        if let Some(outcome) = state.phase.outcome() {
+            return Poll::Ready(outcome.clone());
+        }
+        // Checked and registered under one lock, so the driver's wake-up cannot
+        // fall in between. One waker per task, however often it polls.
+        if !state.close_wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            state.close_wakers.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+impl fmt::Debug for Close {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Close")
+            .field("pid", &self.shared.pid)
+            .finish_non_exhaustive()
     }
 }

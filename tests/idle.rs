@@ -1,7 +1,6 @@
-//! The background thread, asleep in its own poller with nothing to drive, takes
-//! new transports again, and their timeouts (async-io timers, served by another
-//! thread since it never holds async-io's reactor) still fire. Alone in its own
-//! binary so no other test keeps the thread busy.
+//! The background thread, asleep in async-io's reactor with nothing to drive,
+//! takes new transports again, and their timeouts (async-io timers) still fire.
+//! Alone in its own binary so no other test keeps the thread busy.
 
 mod common;
 

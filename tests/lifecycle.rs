@@ -464,7 +464,7 @@ fn thread_names() -> Vec<String> {
 }
 
 #[test]
-fn the_reaper_is_driven_by_our_thread_not_one_that_takes_the_reactor() {
+fn async_process_reaps_on_our_background_thread_not_a_thread_of_its_own() {
     run(20, async {
         // Both ways of running a driver; a child dropped before its exit is reaped.
         let (t, driver) = peer(&[]).spawn_with_driver().unwrap();
@@ -483,7 +483,7 @@ fn the_reaper_is_driven_by_our_thread_not_one_that_takes_the_reactor() {
             "async-process started its own reaper thread: {names:?}"
         );
         assert_eq!(
-            names.iter().filter(|n| *n == "stdio-mcp-reap").count(),
+            names.iter().filter(|n| *n == "stdio-mcp").count(),
             1,
             "{names:?}"
         );

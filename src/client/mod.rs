@@ -32,11 +32,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::builder::Builder;
-use crate::close::Close;
 use crate::driver::Driver;
 use crate::error::{Error, RpcError};
 use crate::message::ServerRequest;
 use crate::pending::RequestOptions;
+use crate::transport::Close;
 use crate::transport::Transport;
 
 pub use inbound::ServerRequestHandler;

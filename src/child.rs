@@ -1,0 +1,164 @@
+//! The child process: started through async-process with its three pipes, stopped
+//! through the platform's [`Stopper`](crate::sys::Stopper), and how it ended.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::process::Stdio;
+
+use async_process::{ChildStderr, ChildStdin, ChildStdout};
+
+use crate::sys;
+
+/// async-process's future for the exit, made once per child.
+pub(crate) type StatusFuture =
+    Pin<Box<dyn Future<Output = io::Result<std::process::ExitStatus>> + Send>>;
+
+/// A started child and the means to stop it.
+pub(crate) struct Child {
+    process: async_process::Child,
+    stopper: sys::Stopper,
+}
+
+/// The ends of the child's standard streams that this process keeps.
+pub(crate) struct Pipes {
+    pub(crate) stdin: ChildStdin,
+    pub(crate) stdout: ChildStdout,
+    pub(crate) stderr: ChildStderr,
+}
+
+/// Starts `command` with piped standard streams. The child is killed if it is
+/// dropped unreaped (and always reaped by async-process, so it leaves no zombie).
+pub(crate) fn spawn(
+    command: std::process::Command,
+    options: sys::Options,
+) -> io::Result<(Child, Pipes, StatusFuture)> {
+    crate::background::drive_reaper();
+    let mut process = async_process::Command::from(command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stopper = match sys::Stopper::new(&process, options) {
+        Ok(stopper) => stopper,
+        Err(error) => {
+            // It cannot be stopped as asked: it must not run at all.
+            let _ = process.kill();
+            return Err(error);
+        }
+    };
+    let (Some(stdin), Some(stdout), Some(stderr)) = (
+        process.stdin.take(),
+        process.stdout.take(),
+        process.stderr.take(),
+    ) else {
+        unreachable!("all three streams were asked to be piped");
+    };
+    // Made after stdin was taken: status() would otherwise close it.
+    let status = Box::pin(process.status());
+    let child = Child { process, stopper };
+    Ok((
+        child,
+        Pipes {
+            stdin,
+            stdout,
+            stderr,
+        },
+        status,
+    ))
+}
+
+impl Child {
+    pub(crate) fn id(&self) -> u32 {
+        self.process.id()
+    }
+
+    /// The close ladder's middle step: SIGTERM on Unix, the end on Windows.
+    pub(crate) fn terminate(&mut self) {
+        self.stopper.terminate(&mut self.process);
+    }
+
+    /// Kills the child (or its whole group or job) at once.
+    pub(crate) fn kill(&mut self) {
+        self.stopper.kill(&mut self.process);
+    }
+
+    /// After the child's exit, ends what is left of its group or job.
+    pub(crate) fn kill_rest(&self) {
+        self.stopper.kill_rest();
+    }
+}
+
+/// How the MCP server process ended: an exit code or, on Unix, the signal that killed it.
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use stdio_mcp::Transport;
+///
+/// let t = Transport::builder(["true"]).spawn()?;
+/// t.close().await?;
+/// let status = t.exit_status().expect("exited");
+/// assert_eq!(status.code(), Some(0));
+/// # Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExitStatus {
+    code: Option<i32>,
+    signal: Option<i32>,
+}
+
+impl ExitStatus {
+    /// The exit code, if the process exited normally. On Windows it is always
+    /// there (a process ended by `TerminateProcess` has code 1).
+    #[must_use]
+    pub fn code(&self) -> Option<i32> {
+        self.code
+    }
+
+    /// The number of the signal that ended the process, if one did. Always
+    /// `None` on Windows, which has no signals.
+    #[must_use]
+    pub fn signal(&self) -> Option<i32> {
+        self.signal
+    }
+
+    /// Whether the process exited with code 0.
+    #[must_use]
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// A status for an exit whose details could not be learned.
+    pub(crate) fn unknown() -> Self {
+        ExitStatus {
+            code: None,
+            signal: None,
+        }
+    }
+}
+
+impl From<std::process::ExitStatus> for ExitStatus {
+    fn from(status: std::process::ExitStatus) -> Self {
+        #[cfg(unix)]
+        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+        #[cfg(not(unix))]
+        let signal = None;
+        ExitStatus {
+            code: status.code(),
+            signal,
+        }
+    }
+}
+
+/// `code N` or `signal N`, as it appears inside the exit error.
+impl fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.code, self.signal) {
+            (Some(code), _) => write!(f, "code {code}"),
+            (None, Some(signal)) => write!(f, "signal {signal}"),
+            (None, None) => f.write_str("unknown status"),
+        }
+    }
+}

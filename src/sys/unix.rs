@@ -1,0 +1,101 @@
+//! Unix: signals to the child or its process group; `PR_SET_PDEATHSIG` on Linux.
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+
+use super::Options;
+
+/// Prepares `command` for `options`; `Err` names an option this platform cannot honour.
+pub(crate) fn configure(command: &mut Command, options: Options) -> Result<(), String> {
+    if options.process_group {
+        command.process_group(0);
+    }
+    if options.kill_on_parent_death {
+        parent_death_signal(command)?;
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn parent_death_signal(command: &mut Command) -> Result<(), String> {
+    // SAFETY: the closure runs in the forked child before exec; it only calls
+    // prctl(2), which is async-signal-safe, and allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn parent_death_signal(_command: &mut Command) -> Result<(), String> {
+    Err(format!(
+        "kill_on_parent_death(true) is not available on {}",
+        std::env::consts::OS
+    ))
+}
+
+/// The program to start: Unix looks a bare name up in `PATH` itself.
+pub(crate) fn resolve_program(program: &OsStr, _path: Option<&OsStr>) -> OsString {
+    program.to_os_string()
+}
+
+/// A start error worth a more specific reason than its kind gives.
+pub(crate) fn explain_spawn_error(_error: &io::Error, _program: &Path) -> Option<String> {
+    None
+}
+
+/// Stops a started child: by signals to it or, with `process_group`, to its group.
+#[derive(Debug)]
+pub(crate) struct Stopper {
+    pid: libc::pid_t,
+    group: bool,
+}
+
+impl Stopper {
+    pub(crate) fn new(child: &async_process::Child, options: Options) -> io::Result<Self> {
+        let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
+        Ok(Stopper {
+            pid,
+            group: options.process_group,
+        })
+    }
+
+    /// The polite request to stop: SIGTERM.
+    pub(crate) fn terminate(&self, _child: &mut async_process::Child) {
+        self.signal(libc::SIGTERM);
+    }
+
+    /// SIGKILL to the child, or to its whole group.
+    pub(crate) fn kill(&self, child: &mut async_process::Child) {
+        if self.group {
+            self.signal(libc::SIGKILL);
+        } else {
+            let _ = child.kill();
+        }
+    }
+
+    /// After the child's own exit: ends what is left of its group, if it has one.
+    pub(crate) fn kill_rest(&self) {
+        if self.group {
+            self.signal(libc::SIGKILL);
+        }
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        let target = if self.group { -self.pid } else { self.pid };
+        // SAFETY: kill(2) takes plain integers. The child is not reaped before the
+        // driver sees its exit, so its pid still names it; a group id is not reused
+        // while any member of the group lives.
+        unsafe {
+            libc::kill(target, signal);
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Windows: a Job Object for the child's whole tree, `PATHEXT` lookup, no console window.
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+use std::os::windows::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use windows_sys::Win32::System::JobObjects::{
+    AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation,
+    SetInformationJobObject, TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+    JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+};
+use windows_sys::Win32::System::Threading::CREATE_NO_WINDOW;
+
+use super::Options;
+
+/// What `TerminateProcess` and `TerminateJobObject` leave as the exit code.
+const KILLED_EXIT_CODE: u32 = 1;
+
+/// Prepares `command`: a server is a background program, so no console window
+/// flashes up for it.
+pub(crate) fn configure(command: &mut Command, _options: Options) -> Result<(), String> {
+    command.creation_flags(CREATE_NO_WINDOW);
+    Ok(())
+}
+
+/// Looks a bare program name up in `path` (the child's `PATH`, else ours) with
+/// each extension of `PATHEXT`, as a shell does, so `npx` finds `npx.cmd`; std
+/// alone would look for `npx.exe` only. A name with a directory, or one found
+/// nowhere, is left as it is.
+pub(crate) fn resolve_program(program: &OsStr, path: Option<&OsStr>) -> OsString {
+    let as_path = Path::new(program);
+    if as_path.components().count() != 1 || as_path.is_absolute() {
+        return program.to_os_string();
+    }
+    let extensions = path_extensions();
+    let has_known_extension = as_path
+        .extension()
+        .map(|e| {
+            let e = format!(".{}", e.to_string_lossy());
+            extensions
+                .iter()
+                .any(|known| known.eq_ignore_ascii_case(&e))
+        })
+        .unwrap_or(false);
+    let search = path
+        .map(OsStr::to_os_string)
+        .or_else(|| std::env::var_os("PATH"))
+        .unwrap_or_default();
+    for dir in std::env::split_paths(&search) {
+        let candidates: Vec<PathBuf> = if has_known_extension {
+            vec![dir.join(program)]
+        } else {
+            extensions
+                .iter()
+                .map(|ext| {
+                    let mut name = program.to_os_string();
+                    name.push(ext);
+                    dir.join(name)
+                })
+                .collect()
+        };
+        if let Some(found) = candidates.into_iter().find(|c| c.is_file()) {
+            return found.into_os_string();
+        }
+    }
+    program.to_os_string()
+}
+
+fn path_extensions() -> Vec<String> {
+    let listed = std::env::var("PATHEXT").unwrap_or_default();
+    let listed: Vec<String> = listed
+        .split(';')
+        .filter(|e| e.starts_with('.') && e.len() > 1)
+        .map(str::to_owned)
+        .collect();
+    if listed.is_empty() {
+        [".COM", ".EXE", ".BAT", ".CMD"].map(String::from).to_vec()
+    } else {
+        listed
+    }
+}
+
+/// std refuses batch-file arguments it cannot quote safely for `cmd.exe`
+/// (`InvalidInput`); say so rather than a bare "invalid input".
+pub(crate) fn explain_spawn_error(error: &io::Error, program: &Path) -> Option<String> {
+    let batch = program
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("bat") || e.eq_ignore_ascii_case("cmd"));
+    (batch && error.kind() == io::ErrorKind::InvalidInput).then(|| {
+        format!(
+            "an argument cannot be passed safely to the batch file {} ({error})",
+            program.display()
+        )
+    })
+}
+
+/// Stops a started child: `TerminateProcess`, or with a Job Object
+/// (`process_group` or `kill_on_parent_death`) `TerminateJobObject` for its whole tree.
+#[derive(Debug)]
+pub(crate) struct Stopper {
+    job: Option<OwnedHandle>,
+}
+
+impl Stopper {
+    pub(crate) fn new(child: &async_process::Child, options: Options) -> io::Result<Self> {
+        if !options.process_group && !options.kill_on_parent_death {
+            return Ok(Stopper { job: None });
+        }
+        // SAFETY: both pointers may be null (default security, no name); a
+        // non-null result is a new handle that we own.
+        let raw = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
+        if raw.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a valid handle nobody else owns.
+        let job = unsafe { OwnedHandle::from_raw_handle(raw) };
+        if options.kill_on_parent_death {
+            let mut limits = JOBOBJECT_EXTENDED_LIMIT_INFORMATION::default();
+            limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+            // SAFETY: the pointer and size describe `limits`, a live struct of
+            // the type the information class names.
+            let set = unsafe {
+                SetInformationJobObject(
+                    job.as_raw_handle(),
+                    JobObjectExtendedLimitInformation,
+                    (&raw const limits).cast(),
+                    std::mem::size_of_val(&limits) as u32,
+                )
+            };
+            if set == 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        // SAFETY: both handles are valid for the call: the job is ours and the
+        // child's handle lives as long as `child`.
+        if unsafe { AssignProcessToJobObject(job.as_raw_handle(), child.as_raw_handle()) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Stopper { job: Some(job) })
+    }
+
+    /// Windows has no polite signal for a console-less child: the ladder's
+    /// second step is already the end.
+    pub(crate) fn terminate(&self, child: &mut async_process::Child) {
+        self.kill(child);
+    }
+
+    pub(crate) fn kill(&self, child: &mut async_process::Child) {
+        match &self.job {
+            Some(_) => self.kill_rest(),
+            None => {
+                let _ = child.kill();
+            }
+        }
+    }
+
+    /// Ends every process left in the child's job, if it has one.
+    pub(crate) fn kill_rest(&self) {
+        if let Some(job) = &self.job {
+            // SAFETY: the job handle is ours and valid.
+            unsafe {
+                TerminateJobObject(job.as_raw_handle(), KILLED_EXIT_CODE);
+            }
+        }
+    }
+}
