@@ -510,6 +510,7 @@ fn spawn_paired(rounds: u64) -> (f64, f64, f64) {
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// CPU time (user + system) this process has used, in seconds.
+#[cfg(unix)]
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage fills the struct we pass; zeroed is a valid initial value.
     let usage = unsafe {
@@ -521,6 +522,12 @@ fn cpu_seconds() -> f64 {
     secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
+/// The bench measures on Linux; elsewhere it only has to build.
+#[cfg(not(unix))]
+fn cpu_seconds() -> f64 {
+    0.0
+}
+
 // ---------- scale ----------
 
 fn threads() -> usize {
@@ -530,6 +537,7 @@ fn threads() -> usize {
 /// Resident memory in bytes, after handing freed memory back to the system.
 fn rss() -> f64 {
     // SAFETY: malloc_trim only releases free heap memory; it has no preconditions.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     unsafe {
         libc::malloc_trim(0);
     }

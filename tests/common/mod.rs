@@ -71,14 +71,73 @@ pub async fn eventually(secs: u64, mut cond: impl FnMut() -> bool) {
 
 /// Whether a process with this pid still exists (zombies included).
 pub fn process_exists(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
+    process_state(pid).is_some()
 }
 
 /// A process's state letter from /proc (`Z` for a zombie), if it exists.
+#[cfg(target_os = "linux")]
 pub fn process_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = stat.rsplit_once(')')?.1;
     after.trim_start().chars().next()
+}
+
+/// A process's state letter as `ps` gives it (`Z` for a zombie), if it exists.
+#[cfg(all(unix, not(target_os = "linux")))]
+pub fn process_state(pid: u32) -> Option<char> {
+    let out = std::process::Command::new("ps")
+        .args(["-o", "state=", "-p", &pid.to_string()])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().chars().next()
+}
+
+/// `R` while the process runs, `Z` once it exited (someone still holds a
+/// handle on it), `None` once it is gone.
+#[cfg(windows)]
+pub fn process_state(pid: u32) -> Option<char> {
+    use windows_sys::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    // SAFETY: OpenProcess takes plain values; the handle it returns is closed below.
+    let handle = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+    if handle.is_null() {
+        return None;
+    }
+    let mut code = 0u32;
+    // SAFETY: `handle` is valid and `code` is a live u32 for the call to fill.
+    let asked = unsafe { GetExitCodeProcess(handle, &mut code) };
+    // SAFETY: `handle` came from OpenProcess and is closed once.
+    unsafe { CloseHandle(handle) };
+    Some(if asked != 0 && code == STILL_ACTIVE as u32 {
+        'R'
+    } else {
+        'Z'
+    })
+}
+
+/// Kills a process that is not our child, by pid.
+pub fn kill_pid(pid: u32) {
+    #[cfg(unix)]
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status();
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::Foundation::CloseHandle;
+        use windows_sys::Win32::System::Threading::{
+            OpenProcess, TerminateProcess, PROCESS_TERMINATE,
+        };
+        // SAFETY: plain values in; the handle, if any, is used once and closed.
+        unsafe {
+            let handle = OpenProcess(PROCESS_TERMINATE, 0, pid);
+            if !handle.is_null() {
+                TerminateProcess(handle, 1);
+                CloseHandle(handle);
+            }
+        }
+    }
 }
 
 /// A small deterministic random sequence (xorshift), so failures reproduce.
@@ -121,4 +180,13 @@ pub fn notifications_of(
         }
     };
     (seen, handler)
+}
+
+/// The close ladder's second step ended this child: SIGTERM on Unix,
+/// `TerminateProcess` (exit code 1, no signal) on Windows.
+pub fn assert_ladder_step_two(status: stdio_mcp::ExitStatus) {
+    #[cfg(unix)]
+    assert_eq!((status.code(), status.signal()), (None, Some(15)));
+    #[cfg(windows)]
+    assert_eq!((status.code(), status.signal()), (Some(1), None));
 }

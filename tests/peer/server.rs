@@ -7,8 +7,8 @@
 //!
 //! Flags: `--ignore-eof` (keep running after stdin ends), `--ignore-term`
 //! (ignore SIGTERM), `--banner` (print a non-JSON line first), `--no-read`
-//! (never read stdin), `--grandchild` (fork a long-lived `sleep` that shares the
-//! pipes), `--watchdog SECS` (exit after that long whatever happens; default 60),
+//! (never read stdin), `--grandchild` (start a long-lived, silent copy of itself that
+//! shares the pipes), `--watchdog SECS` (exit after that long whatever happens; default 60),
 //! `--paged` (list tools one per page), `--initialize MODE` (answer `initialize`
 //! with protocol version MODE, or `exit` to die, or `never` to stay silent).
 
@@ -98,6 +98,8 @@ fn main() {
         eprintln!("stdio-mcp-peer: watchdog expired");
         process::exit(3);
     });
+    // Windows has no SIGTERM: there the close ladder's second step is the end.
+    #[cfg(unix)]
     if flags.ignore_term {
         // SAFETY: installing SIG_IGN for SIGTERM has no preconditions.
         unsafe {
@@ -106,7 +108,11 @@ fn main() {
     }
     if flags.grandchild {
         // Inherits our stdio; it outlives us unless its group is signalled.
-        let child = process::Command::new("sleep").arg("30").spawn();
+        let child = env::current_exe().and_then(|me| {
+            process::Command::new(me)
+                .args(["--no-read", "--watchdog", "30"])
+                .spawn()
+        });
         if let Ok(child) = child {
             eprintln!("grandchild {}", child.id());
         }
@@ -297,6 +303,7 @@ impl Peer {
                     let _ = out.write_all(partial.as_bytes());
                     let _ = out.flush();
                 }
+                #[cfg(unix)]
                 if let Some(signal) = params["signal"].as_i64() {
                     // SAFETY: raising a signal at ourselves has no preconditions.
                     unsafe {
@@ -306,10 +313,7 @@ impl Peer {
                 process::exit(params["code"].as_i64().unwrap_or(0) as i32);
             }
             "test/close_stdout" => {
-                // SAFETY: closing our own stdout descriptor; later writes fail with EBADF.
-                unsafe {
-                    libc::close(1);
-                }
+                close_stdout();
                 return;
             }
             "test/ask" => {
@@ -339,5 +343,24 @@ impl Peer {
             _ => Err((-32601, format!("Method not found: {method}"))),
         };
         answer(&self.out, &id, outcome);
+    }
+}
+
+/// Closes this process's stdout while it goes on running; later writes fail.
+#[cfg(unix)]
+fn close_stdout() {
+    // SAFETY: closing our own stdout descriptor; later writes fail with EBADF.
+    unsafe {
+        libc::close(1);
+    }
+}
+
+#[cfg(windows)]
+fn close_stdout() {
+    use windows_sys::Win32::Foundation::CloseHandle;
+    use windows_sys::Win32::System::Console::{GetStdHandle, STD_OUTPUT_HANDLE};
+    // SAFETY: closes this process's own stdout handle; later writes fail.
+    unsafe {
+        CloseHandle(GetStdHandle(STD_OUTPUT_HANDLE));
     }
 }
