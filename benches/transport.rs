@@ -200,20 +200,20 @@ fn seq(mode: Mode, n: u64) -> f64 {
     })
 }
 
-/// A bench server with async-io pipes, for the floors below.
+/// A bench server with async-process's pipes (async-io's `Async` on Unix), for
+/// the floors below.
 fn async_server() -> (
-    std::process::Child,
-    async_io::Async<std::process::ChildStdin>,
-    futures::io::BufReader<async_io::Async<std::process::ChildStdout>>,
+    async_process::Child,
+    async_process::ChildStdin,
+    futures::io::BufReader<async_process::ChildStdout>,
 ) {
-    let mut child = Command::new(SERVER)
+    let mut child = async_process::Command::new(SERVER)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .expect("bench server");
-    let stdin = async_io::Async::new(child.stdin.take().unwrap()).unwrap();
-    let stdout =
-        futures::io::BufReader::new(async_io::Async::new(child.stdout.take().unwrap()).unwrap());
+    let stdin = child.stdin.take().unwrap();
+    let stdout = futures::io::BufReader::new(child.stdout.take().unwrap());
     (child, stdin, stdout)
 }
 
@@ -248,7 +248,7 @@ fn seq_async_io_floor(n: u64) -> f64 {
         start.elapsed().as_secs_f64() * 1e6 / n as f64
     });
     drop(stdin);
-    child.wait().unwrap();
+    async_io::block_on(child.status()).unwrap();
     us
 }
 
@@ -286,7 +286,7 @@ fn seq_local_task_floor(n: u64) -> f64 {
         io.await;
         start.elapsed().as_secs_f64() * 1e6 / n as f64
     }));
-    child.wait().unwrap();
+    async_io::block_on(child.status()).unwrap();
     us
 }
 
