@@ -315,6 +315,8 @@ impl Builder {
         let failed = |e: io::Error| {
             start_error(&program_name, Path::new(&resolved), self.cwd.as_deref(), &e)
         };
+        // async-process checks at each spawn whether its reaper is driven.
+        crate::background::drive_reaper();
         let (child, pipes, exit) = crate::child::spawn(command, options).map_err(failed)?;
 
         let shared = Arc::new(Shared::new(child.id(), self.timeout));

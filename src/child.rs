@@ -34,7 +34,6 @@ pub(crate) fn spawn(
     command: std::process::Command,
     options: sys::Options,
 ) -> io::Result<(Child, Pipes, StatusFuture)> {
-    crate::background::drive_reaper();
     let mut process = async_process::Command::from(command)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

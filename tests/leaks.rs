@@ -1,6 +1,9 @@
 //! Hundreds of spawn/close cycles leave no file descriptor, thread, child process
 //! or zombie behind. Alone in its own test binary so nothing else moves the counts.
 
+// Counts descriptors, threads and children through Linux's /proc.
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::fs;
