@@ -1,9 +1,9 @@
-//! The one shared thread, `stdio-mcp`, that runs the drivers of `Builder::spawn`
-//! and drives async-process's reaper.
+//! The one shared thread, `stdio-mcp`, that runs the drivers of `Builder::spawn`,
+//! drives async-process's reaper and awaits the exits of orphaned children.
 //!
 //! Started on first use; however many transports there are, it is one thread.
-//! It runs under `async_io::block_on`, so while its drivers wait it sleeps in
-//! async-io's reactor, where their pipes, exits and timers are registered.
+//! While its drivers wait it sleeps in [`sys::run_forever`]: on Linux an epoll
+//! of its own where their pipes are registered, elsewhere async-io's reactor.
 //! Because it polls `async_process::driver()`, async-process starts no thread
 //! of its own for reaping.
 
@@ -14,11 +14,13 @@ use std::task::Poll;
 use std::thread;
 
 use futures::channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
-use futures::future::{poll_fn, CatchUnwind};
+use futures::future::CatchUnwind;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 
+use crate::child::{self, StatusFuture};
 use crate::driver::Driver;
+use crate::sys;
 
 static INBOX: OnceLock<Option<UnboundedSender<Driver>>> = OnceLock::new();
 
@@ -47,34 +49,40 @@ fn start() -> Option<UnboundedSender<Driver>> {
     let (started, first_poll) = sync_channel(1);
     thread::Builder::new()
         .name("stdio-mcp".into())
-        .spawn(move || async_io::block_on(drive_all(arrivals, started)))
+        .spawn(move || drive_all(arrivals, started))
         .ok()?;
     // If the thread dies before its first poll, async-process reaps on its own.
     let _ = first_poll.recv();
     Some(sender)
 }
 
-async fn drive_all(
-    mut arrivals: UnboundedReceiver<Driver>,
-    started: std::sync::mpsc::SyncSender<()>,
-) {
+fn drive_all(mut arrivals: UnboundedReceiver<Driver>, started: std::sync::mpsc::SyncSender<()>) {
     let mut reaper = Box::pin(async_process::driver());
+    let mut orphans = child::orphans();
+    let mut exits: FuturesUnordered<StatusFuture> = FuturesUnordered::new();
     let mut started = Some(started);
     let mut drivers: FuturesUnordered<CatchUnwind<AssertUnwindSafe<Driver>>> =
         FuturesUnordered::new();
-    poll_fn(|cx| {
+    sys::run_forever(|cx, poller| {
         // The first poll tells async-process that its reaper is driven here.
         let _ = reaper.poll_unpin(cx);
         if let Some(started) = started.take() {
             let _ = started.send(());
         }
-        while let Poll::Ready(Some(driver)) = arrivals.poll_next_unpin(cx) {
+        while let Poll::Ready(Some(mut driver)) = arrivals.poll_next_unpin(cx) {
+            if let Some(poller) = poller {
+                driver.attach(poller);
+            }
             // A panicking driver (a bug) must not take the others down with it.
             drivers.push(AssertUnwindSafe(driver).catch_unwind());
         }
         // Polls only the drivers that were woken; finished ones are dropped here.
         while let Poll::Ready(Some(_)) = drivers.poll_next_unpin(cx) {}
-        Poll::<()>::Pending
-    })
-    .await;
+        if let Some(orphans) = orphans.as_mut() {
+            while let Poll::Ready(Some(exit)) = orphans.poll_next_unpin(cx) {
+                exits.push(exit);
+            }
+        }
+        while let Poll::Ready(Some(_)) = exits.poll_next_unpin(cx) {}
+    });
 }

@@ -1,13 +1,15 @@
 //! The child process: started through async-process with its three pipes, stopped
-//! through the platform's [`Stopper`](crate::sys::Stopper), and how it ended.
+//! through the platform's [`Stopper`](crate::sys::Stopper), reaped, and how it ended.
 
 use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use async_process::{ChildStderr, ChildStdin, ChildStdout};
+use futures::channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
 
 use crate::sys;
 
@@ -23,13 +25,13 @@ pub(crate) struct Child {
 
 /// The ends of the child's standard streams that this process keeps.
 pub(crate) struct Pipes {
-    pub(crate) stdin: ChildStdin,
-    pub(crate) stdout: ChildStdout,
-    pub(crate) stderr: ChildStderr,
+    pub(crate) stdin: sys::Pipe<ChildStdin>,
+    pub(crate) stdout: sys::Pipe<ChildStdout>,
+    pub(crate) stderr: sys::Pipe<ChildStderr>,
 }
 
-/// Starts `command` with piped standard streams. The child is killed if it is
-/// dropped unreaped (and always reaped by async-process, so it leaves no zombie).
+/// Starts `command` with piped standard streams. The driver sees the exit of
+/// every child it runs to the end; one it gives up early goes to [`orphan`].
 pub(crate) fn spawn(
     command: std::process::Command,
     options: sys::Options,
@@ -38,6 +40,9 @@ pub(crate) fn spawn(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        // Not handed to async-process's reaper when dropped: that would wake
+        // the thread driving it for every child, though nearly all are reaped.
+        .reap_on_drop(false)
         .kill_on_drop(true)
         .spawn()?;
     let stopper = match sys::Stopper::new(&process, options) {
@@ -61,9 +66,9 @@ pub(crate) fn spawn(
     Ok((
         child,
         Pipes {
-            stdin,
-            stdout,
-            stderr,
+            stdin: sys::Pipe::new(stdin),
+            stdout: sys::Pipe::new(stdout),
+            stderr: sys::Pipe::new(stderr),
         },
         status,
     ))
@@ -88,6 +93,40 @@ impl Child {
     pub(crate) fn kill_rest(&self) {
         self.stopper.kill_rest();
     }
+}
+
+/// Children whose driver was dropped before their exit: killed, and awaited by
+/// the background thread (`orphans`), so none is left a zombie.
+struct Orphans {
+    sender: UnboundedSender<StatusFuture>,
+    receiver: Mutex<Option<UnboundedReceiver<StatusFuture>>>,
+}
+
+fn orphanage() -> &'static Orphans {
+    static ORPHANS: OnceLock<Orphans> = OnceLock::new();
+    ORPHANS.get_or_init(|| {
+        let (sender, receiver) = unbounded();
+        Orphans {
+            sender,
+            receiver: Mutex::new(Some(receiver)),
+        }
+    })
+}
+
+/// Hands over a killed child's exit to be awaited elsewhere. If nobody takes
+/// orphans (the background thread could not start), it stays a zombie until
+/// this process exits: the best left to do.
+pub(crate) fn orphan(exit: StatusFuture) {
+    let _ = orphanage().sender.unbounded_send(exit);
+}
+
+/// The orphans to await; `None` after the first call (one thread awaits them).
+pub(crate) fn orphans() -> Option<UnboundedReceiver<StatusFuture>> {
+    orphanage()
+        .receiver
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
 }
 
 /// How the MCP server process ended: an exit code or, on Unix, the signal that killed it.

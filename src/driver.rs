@@ -25,6 +25,7 @@ use crate::framing::{Line, LineBuffer};
 pub(crate) use crate::route::Handlers;
 use crate::route::Router;
 use crate::shared::Shared;
+use crate::sys::{self, Pipe};
 
 /// Between closing stdin and SIGTERM, and between SIGTERM and SIGKILL.
 const LADDER_STEP: Duration = Duration::from_secs(2);
@@ -76,9 +77,9 @@ struct Inner {
     /// async-process's exit future; polled only through `exit_gate` until the exit.
     exit: StatusFuture,
     exit_gate: Gate,
-    stdin: Option<ChildStdin>,
-    stdout: Option<ChildStdout>,
-    stderr: Option<ChildStderr>,
+    stdin: Option<Pipe<ChildStdin>>,
+    stdout: Option<Pipe<ChildStdout>>,
+    stderr: Option<Pipe<ChildStderr>>,
     /// Bytes taken from the queue and not yet all written.
     writing: Vec<u8>,
     written: usize,
@@ -133,6 +134,24 @@ impl Driver {
                 stderr_lines: LineBuffer::new(STDERR_LINE_LIMIT),
                 stderr_gate: Gate::new(),
             })),
+        }
+    }
+}
+
+impl Driver {
+    /// Has the background thread's own poller report this child's pipes.
+    pub(crate) fn attach(&mut self, poller: &sys::Poller) {
+        let Some(inner) = self.inner.as_mut() else {
+            return;
+        };
+        if let Some(stdin) = &mut inner.stdin {
+            stdin.attach(poller, true);
+        }
+        if let Some(stdout) = &mut inner.stdout {
+            stdout.attach(poller, false);
+        }
+        if let Some(stderr) = &mut inner.stderr {
+            stderr.attach(poller, false);
         }
     }
 }
@@ -461,9 +480,8 @@ impl Inner {
         wakers.into_iter().for_each(Waker::wake);
     }
 
-    /// The driver was dropped before the child exited: kill it, fail what waits.
-    /// Dropping the child then hands it to async-process's reaper, so it leaves
-    /// no zombie.
+    /// The driver was dropped before the child exited: kill it, fail what waits,
+    /// and have its exit awaited elsewhere, so it leaves no zombie.
     fn left_the_loop(mut self: Box<Self>) {
         if !self.exited() {
             self.child.kill();
@@ -476,6 +494,10 @@ impl Inner {
         };
         wakers.into_iter().for_each(Waker::wake);
         self.shared.wake_closers();
+        if !self.exited() {
+            let this = *self;
+            crate::child::orphan(this.exit);
+        }
     }
 }
 

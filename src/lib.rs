@@ -69,8 +69,6 @@ mod error;
 mod framing;
 mod message;
 mod pending;
-#[cfg(any(test, feature = "fuzzing"))]
-mod replay;
 mod route;
 mod run_until;
 mod shared;
@@ -90,7 +88,7 @@ pub use transport::{Close, Transport};
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod __fuzz {
-    pub use crate::replay::replay;
+    pub use crate::route::replay::replay;
 }
 
 /// Re-exported so handlers and params can be written without a direct dependency.

@@ -118,3 +118,156 @@ impl Router {
         self.shared.lock().push_stderr_line(&text);
     }
 }
+
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) mod replay {
+    //! Replays raw stdout bytes through the inbound path (framing, decoding,
+    //! routing) without a child process, for the fuzzer and for the test that the
+    //! same bytes split anywhere give the same messages.
+
+    use std::sync::{Arc, Mutex};
+
+    use crate::framing::{Line, LineBuffer};
+    use crate::route::{Handlers, Router};
+    use crate::shared::{Shared, Slot};
+
+    /// Feeds `data` to a transport with requests 1 to 8 waiting, in reads of the
+    /// sizes `chunks` yields (cycled; 0 taken as 1), with `limit` as the largest
+    /// line. Returns what was observed, one entry per event, in order, then the
+    /// outcome of each of the 8 requests.
+    pub fn replay(data: &[u8], chunks: &[usize], limit: usize) -> Vec<String> {
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::new(Shared::new(0, None));
+        {
+            let mut state = shared.lock();
+            for id in 1..=8 {
+                state.pending.insert(id, Slot::Waiting(None));
+            }
+        }
+        let log = |prefix: &'static str| {
+            let events = Arc::clone(&events);
+            move |text: String| events.lock().unwrap().push(format!("{prefix} {text}"))
+        };
+        let (notification, request, discarded) =
+            (log("notification"), log("request"), log("discarded"));
+        let handlers = Handlers {
+            stderr: None,
+            notification: Some(Box::new(move |n| {
+                notification(format!("{} {:?}", n.method, n.params))
+            })),
+            request: Some(Box::new(move |r| {
+                request(format!("{} {} {:?}", r.id, r.method, r.params));
+                None
+            })),
+            discarded: Some(Box::new(move |d| {
+                discarded(format!("{} {:?}", d.reason, d.line))
+            })),
+        };
+        let mut router = Router::new(Arc::clone(&shared), handlers);
+        let mut lines = LineBuffer::new(limit);
+        let mut rest = data;
+        let mut sizes = chunks.iter().copied().cycle();
+        'feed: while !rest.is_empty() {
+            let size = sizes.next().unwrap_or(usize::MAX).max(1);
+            let spare = lines.spare();
+            let n = size.min(spare.len()).min(rest.len());
+            spare[..n].copy_from_slice(&rest[..n]);
+            lines.filled(n);
+            rest = &rest[n..];
+            while let Some(line) = lines.next_line() {
+                match line {
+                    Line::Complete(line) => router.route_line(line),
+                    Line::TooLong(_) => {
+                        events.lock().unwrap().push("too long".to_owned());
+                        break 'feed;
+                    }
+                }
+            }
+        }
+        if let Some(last) = lines.take_unterminated() {
+            router.route_line(&last);
+        }
+        let mut observed = std::mem::take(&mut *events.lock().unwrap());
+        let state = shared.lock();
+        for id in 1..=8 {
+            observed.push(match &state.pending[&id] {
+                Slot::Waiting(_) => format!("request {id} waiting"),
+                Slot::Answered(outcome) => format!("request {id} {outcome:?}"),
+            });
+        }
+        observed
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::replay;
+
+        /// A stream with every kind of line, answers to some of the 8 requests among them.
+        fn sample_stream(rng: &mut u64) -> Vec<u8> {
+            let mut next = || {
+                *rng ^= *rng << 13;
+                *rng ^= *rng >> 7;
+                *rng ^= *rng << 17;
+                *rng
+            };
+            let pieces: [&[u8]; 12] = [
+                b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n",
+                b"{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"method\":\"roots/list\"}\n",
+                b"not json\n",
+                b"\n",
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"caf\xc3\xa9 \\n escaped\"}}\r\n",
+                b"{\"jsonrpc\":\"2.0\",\"id\":\"2\",\"error\":{\"code\":-1,\"message\":\"m\"}}\n",
+                b"[{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":null},{\"method\":\"n\"}]\n",
+                b"\xff\xfe\n",
+                b"{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":\"text\"}\n",
+                b"{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":1}\n",
+                b"{\"jsonrpc\":\"2.0\",\"id\":5}\n",
+                b"{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}\n",
+            ];
+            let mut stream = Vec::new();
+            for _ in 0..200 {
+                stream.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            stream.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":\"unterminated\"}");
+            stream
+        }
+
+        #[test]
+        fn the_same_bytes_in_any_chunks_give_the_same_messages() {
+            let mut rng = 0x0123_4567_89ab_cdef_u64;
+            for round in 0..200 {
+                let stream = sample_stream(&mut rng);
+                let whole = replay(&stream, &[usize::MAX], 1 << 20);
+                assert!(whole.iter().any(|e| e.starts_with("notification")));
+                assert!(whole.iter().any(|e| e.starts_with("discarded")));
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let chunks: Vec<usize> = (0..16)
+                    .map(|i| 1 + ((rng >> (i * 4)) % 97) as usize)
+                    .collect();
+                assert_eq!(
+                    replay(&stream, &chunks, 1 << 20),
+                    whole,
+                    "round {round}, chunks {chunks:?}"
+                );
+                assert_eq!(
+                    replay(&stream, &[1], 1 << 20),
+                    whole,
+                    "round {round}, byte by byte"
+                );
+            }
+        }
+
+        #[test]
+        fn an_over_long_line_stops_the_replay_in_any_chunks() {
+            let mut stream = b"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n".to_vec();
+            stream.extend(std::iter::repeat_n(b'x', 5000));
+            stream.push(b'\n');
+            let whole = replay(&stream, &[usize::MAX], 100);
+            assert_eq!(whole[0], "notification a None");
+            assert_eq!(whole[1], "too long");
+            assert_eq!(replay(&stream, &[3, 7, 1], 100), whole);
+        }
+    }
+}

@@ -429,7 +429,7 @@ fn dropping_the_driver_fails_requests_and_close_and_kills_the_child() {
             "MCP server process left the loop before it exited"
         );
         assert!(!t.is_alive());
-        // Killed, then reaped by async-process: no orphan, no zombie.
+        // Killed, then reaped on the background thread: no orphan, no zombie.
         eventually(5, || !process_exists(pid)).await;
     });
 }
