@@ -56,7 +56,7 @@
 //! responses to ids nobody waits for, are discarded without disturbing anything;
 //! [`Builder::on_discarded`] and [`Transport::discarded_lines`] make them visible.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
 // The path of one request, in order: transport -> shared -> driver -> framing
 // -> message -> route -> pending. The child and the platform sit beside it.
