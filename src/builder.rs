@@ -17,6 +17,12 @@ use crate::sys;
 use crate::transport::Transport;
 
 /// The default for [`Builder::max_message_size`]: 64 MiB.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(stdio_mcp::DEFAULT_MAX_MESSAGE_SIZE, 64 << 20);
+/// ```
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 << 20;
 
 #[derive(Debug, Clone)]
@@ -57,6 +63,15 @@ pub struct Builder {
 impl Transport {
     /// Starts describing a server to run: `command` is the program and its
     /// arguments (argv, never a shell line).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use stdio_mcp::Transport;
+    ///
+    /// let transport = Transport::builder(["uvx", "mcp-server-time"]).spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn builder<I, S>(command: I) -> Builder
     where
         I: IntoIterator<Item = S>,
@@ -88,6 +103,15 @@ impl Builder {
     }
 
     /// Sets an environment variable for the child (on top of the inherited environment).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let t = stdio_mcp::Transport::builder(["my-mcp-server"])
+    ///     .env("GITHUB_TOKEN", "secret")
+    ///     .spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
         self.env.push(EnvChange::Set(
             key.as_ref().to_os_string(),
@@ -97,6 +121,15 @@ impl Builder {
     }
 
     /// Removes an inherited environment variable from the child's environment.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let t = stdio_mcp::Transport::builder(["node", "server.js"])
+    ///     .env_remove("NODE_OPTIONS")
+    ///     .spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
         self.env
             .push(EnvChange::Remove(key.as_ref().to_os_string()));
@@ -108,12 +141,31 @@ impl Builder {
     ///
     /// Use it to keep secrets of this process away from a third-party server.
     /// Note that many programs need at least `PATH` (and Node.js `HOME`).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let t = stdio_mcp::Transport::builder(["/usr/local/bin/my-mcp-server"])
+    ///     .env_clear()
+    ///     .env("PATH", "/usr/bin:/bin")
+    ///     .spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn env_clear(mut self) -> Self {
         self.env.push(EnvChange::Clear);
         self
     }
 
     /// The directory the child starts in; a missing one fails [`spawn`](Self::spawn).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let t = stdio_mcp::Transport::builder(["my-mcp-server"])
+    ///     .cwd("/srv/mcp")
+    ///     .spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn cwd(mut self, dir: impl AsRef<Path>) -> Self {
         self.cwd = Some(dir.as_ref().to_path_buf());
         self
@@ -121,6 +173,18 @@ impl Builder {
 
     /// The default time limit for each request; none unless set. `Duration::ZERO`
     /// is a zero limit. Change it later with [`Transport::set_timeout`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// let t = stdio_mcp::Transport::builder(["my-mcp-server"])
+    ///     .timeout(Duration::from_secs(120))
+    ///     .spawn()?;
+    /// assert_eq!(t.timeout(), Some(Duration::from_secs(120)));
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = Some(limit);
         self
@@ -129,6 +193,15 @@ impl Builder {
     /// The longest stdout line accepted, in bytes (default 64 MiB). A longer line is
     /// never buffered whole: every pending request fails with
     /// [`Error::MessageTooLarge`] and the child is closed.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let t = stdio_mcp::Transport::builder(["my-mcp-server"])
+    ///     .max_message_size(1 << 20) // 1 MiB
+    ///     .spawn()?;
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = bytes.max(1);
         self
@@ -184,6 +257,22 @@ impl Builder {
     /// Called with every line the child writes to stderr, decoded as UTF-8
     /// (invalid bytes replaced) and without its line ending, on the driver's thread.
     /// Lines longer than 64 KiB are cut there, the rest dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let t = stdio_mcp::Transport::builder(["sh", "-c", "echo starting >&2"])
+    ///     .on_stderr(move |line| log.lock().unwrap().push(line.to_owned()))
+    ///     .spawn()?;
+    /// t.close().await?;
+    /// assert_eq!(*seen.lock().unwrap(), ["starting"]);
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     pub fn on_stderr(mut self, handler: impl FnMut(&str) + Send + 'static) -> Self {
         self.handlers.stderr = Some(Box::new(handler));
         self
@@ -258,6 +347,26 @@ impl Builder {
     ///
     /// [`Error::Start`] when the program cannot be run or the working directory
     /// does not exist, [`Error::EmptyCommand`] for an empty command.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let t = stdio_mcp::Transport::builder(["cat"]).spawn()?;
+    /// assert!(t.is_alive());
+    /// t.close().await?; // cat ends when its input does
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
+    ///
+    /// A program that cannot run is an error at once:
+    ///
+    /// ```
+    /// let error = stdio_mcp::Transport::builder(["no-such-mcp-server"]).spawn().unwrap_err();
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "MCP server failed to start: cannot run no-such-mcp-server: no such program"
+    /// );
+    /// ```
     pub fn spawn(self) -> Result<Transport, Error> {
         let (transport, driver) = self.spawn_with_driver()?;
         crate::background::run(driver);

@@ -150,6 +150,16 @@ pub struct ExitStatus {
 impl ExitStatus {
     /// The exit code, if the process exited normally. On Windows it is always
     /// there (a process ended by `TerminateProcess` has code 1).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let t = stdio_mcp::Transport::builder(["sh", "-c", "exit 7"]).spawn()?;
+    /// t.close().await?;
+    /// assert_eq!(t.exit_status().unwrap().code(), Some(7));
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     #[must_use]
     pub fn code(&self) -> Option<i32> {
         self.code
@@ -157,12 +167,32 @@ impl ExitStatus {
 
     /// The number of the signal that ended the process, if one did. Always
     /// `None` on Windows, which has no signals.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let t = stdio_mcp::Transport::builder(["sh", "-c", "kill -9 $$"]).spawn()?;
+    /// t.close().await?;
+    /// assert_eq!(t.exit_status().unwrap().signal(), Some(9));
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     #[must_use]
     pub fn signal(&self) -> Option<i32> {
         self.signal
     }
 
     /// Whether the process exited with code 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let t = stdio_mcp::Transport::builder(["true"]).spawn()?;
+    /// t.close().await?;
+    /// assert!(t.exit_status().unwrap().success());
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     #[must_use]
     pub fn success(&self) -> bool {
         self.code == Some(0)

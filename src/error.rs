@@ -109,6 +109,16 @@ pub enum Error {
 impl Error {
     /// `Some("mcp")` for a JSON-RPC error from the server, `Some("timeout")` for a
     /// request that ran out of time, `None` for every failure the transport raised itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::{Error, RpcError};
+    ///
+    /// let server = Error::Rpc(RpcError { code: -32601, message: "no such method".into(), data: None });
+    /// assert_eq!(server.category(), Some("mcp"));
+    /// assert_eq!(Error::NotAlive.category(), None);
+    /// ```
     #[must_use]
     pub fn category(&self) -> Option<&'static str> {
         match self {
@@ -119,6 +129,16 @@ impl Error {
     }
 
     /// The server's JSON-RPC error object, when that is what this is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::{Error, RpcError};
+    ///
+    /// let error = Error::Rpc(RpcError { code: -32602, message: "bad params".into(), data: None });
+    /// assert_eq!(error.rpc_error().map(|e| e.code), Some(-32602));
+    /// assert_eq!(error.to_string(), "MCP error -32602: bad params");
+    /// ```
     #[must_use]
     pub fn rpc_error(&self) -> Option<&RpcError> {
         match self {

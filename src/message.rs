@@ -29,6 +29,20 @@ pub struct Notification {
 ///
 /// Delivered to [`Builder::on_request`](crate::Builder::on_request); answer it there
 /// or later with [`Transport::respond`](crate::Transport::respond), passing `id` back.
+///
+/// # Examples
+///
+/// ```no_run
+/// use serde_json::json;
+///
+/// let t = stdio_mcp::Transport::builder(["my-mcp-server"])
+///     .on_request(|request| {
+///         println!("server asks {} (id {})", request.method, request.id);
+///         (request.method == "ping").then(|| Ok(json!({})))
+///     })
+///     .spawn()?;
+/// # Ok::<(), stdio_mcp::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerRequest {
     /// The id exactly as the server sent it (a number or a string).
@@ -44,6 +58,15 @@ pub struct ServerRequest {
 ///
 /// Such lines are never fatal: a server printing a banner or a stray debug line
 /// keeps working.
+///
+/// # Examples
+///
+/// ```no_run
+/// let t = stdio_mcp::Transport::builder(["my-mcp-server"])
+///     .on_discarded(|d| eprintln!("ignored ({}): {}", d.reason, d.line))
+///     .spawn()?;
+/// # Ok::<(), stdio_mcp::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiscardedLine {
     /// Why it was discarded, e.g. `"not valid JSON"` or `"response to an unknown or cancelled id"`.

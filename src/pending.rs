@@ -33,12 +33,30 @@ pub struct RequestOptions {
 
 impl RequestOptions {
     /// No options: the transport's default timeout applies.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = stdio_mcp::RequestOptions::new();
+    /// # let _ = options;
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// This request's time limit, overriding the transport's default:
     /// `Some(d)` is a limit of `d` (zero included), `None` is no limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use stdio_mcp::RequestOptions;
+    ///
+    /// let five_seconds = RequestOptions::new().timeout(Duration::from_secs(5));
+    /// let no_limit = RequestOptions::new().timeout(None);
+    /// # let _ = (five_seconds, no_limit);
+    /// ```
     pub fn timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
         self.timeout = Some(timeout.into());
         self
@@ -46,6 +64,13 @@ impl RequestOptions {
 
     /// Accepted for parity with HTTP transports and ignored: a JSON-RPC line on
     /// stdin has no headers to mirror parameters into.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = stdio_mcp::RequestOptions::new().header_params(serde_json::json!({"x": 1}));
+    /// # let _ = options;
+    /// ```
     pub fn header_params(mut self, params: Value) -> Self {
         self.header_params = Some(params);
         self
@@ -54,6 +79,19 @@ impl RequestOptions {
     /// Asks for the request to be settled by the named notification instead of a
     /// response. This transport cannot do that, so such a request fails at once
     /// with [`Error::ResolveOnNotification`] rather than waiting forever.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::RequestOptions;
+    ///
+    /// let t = stdio_mcp::Transport::builder(["cat"]).spawn()?;
+    /// let options = RequestOptions::new().resolve_on_notification("notifications/done");
+    /// assert!(t.send_request_with("work", None, options).await.is_err());
+    /// t.close().await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     pub fn resolve_on_notification(mut self, method: impl Into<String>) -> Self {
         self.resolve_on_notification = Some(method.into());
         self
@@ -124,6 +162,15 @@ impl PendingRequest {
     }
 
     /// The request's JSON-RPC id, or 0 for a request refused before it was written.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let t = stdio_mcp::Transport::builder(["my-mcp-server"]).spawn()?;
+    /// let first = t.send_request("ping", None);
+    /// assert_eq!(first.id(), 1);
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     #[must_use]
     pub fn id(&self) -> u64 {
         match &self.state {

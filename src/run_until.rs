@@ -24,6 +24,16 @@ const PASSES_PER_POLL: usize = 64;
 
 /// The future [`Driver::run_until`] returns: resolves to the work's output and
 /// the driver, which still has the child to look after.
+///
+/// # Examples
+///
+/// ```no_run
+/// let (t, driver) = stdio_mcp::Transport::builder(["my-mcp-server"]).spawn_with_driver()?;
+/// let run: stdio_mcp::RunUntil<_> = driver.run_until(t.send_request("ping", None));
+/// let (pong, _driver) = async_io::block_on(run);
+/// pong?;
+/// # Ok::<(), stdio_mcp::Error>(())
+/// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct RunUntil<F> {
     driver: Option<Driver>,

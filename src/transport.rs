@@ -56,6 +56,21 @@ impl Transport {
     /// The line is queued before this returns, so requests reach the server in
     /// call order. It fails (when awaited) with [`Error::NotAlive`] if the child
     /// has exited or `close()` was called. The transport's default timeout applies.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// use serde_json::json;
+    ///
+    /// // A one-line server: answers request 1, then waits for the end of its input.
+    /// let server = r#"read line; echo '{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}'; cat >/dev/null"#;
+    /// let t = stdio_mcp::Transport::builder(["sh", "-c", server]).spawn()?;
+    /// let tools = t.send_request("tools/list", None).await?;
+    /// assert_eq!(tools, json!({"tools": []}));
+    /// t.close().await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     pub fn send_request(&self, method: &str, params: Option<Value>) -> PendingRequest {
         self.send_request_with(method, params, RequestOptions::new())
     }
@@ -112,6 +127,17 @@ impl Transport {
     /// # Errors
     ///
     /// [`Error::NotAlive`] if the child has exited or `close()` was called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let t = stdio_mcp::Transport::builder(["cat"]).spawn()?;
+    /// t.send_notification("notifications/initialized", None)?;
+    /// t.close().await?;
+    /// assert!(t.send_notification("notifications/initialized", None).is_err());
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     pub fn send_notification(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
         self.queue(|out| push_notification(out, method, params.as_ref()))
     }
@@ -161,11 +187,34 @@ impl Transport {
 
     /// Changes the default time limit for requests sent from now on; requests
     /// already sent keep theirs. `None` is no limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    ///
+    /// let t = stdio_mcp::Transport::builder(["cat"]).spawn()?;
+    /// t.set_timeout(Some(Duration::from_millis(100)));
+    /// // `cat` echoes the request back: a request, not an answer, so it times out.
+    /// let error = t.send_request("slow", None).await.unwrap_err();
+    /// assert_eq!(error.category(), Some("timeout"));
+    /// t.close().await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     pub fn set_timeout(&self, limit: Option<Duration>) {
         self.shared.lock().default_timeout = limit;
     }
 
     /// The default time limit new requests get.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let t = stdio_mcp::Transport::builder(["my-mcp-server"]).spawn()?;
+    /// assert_eq!(t.timeout(), None); // no limit unless one is set
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     #[must_use]
     pub fn timeout(&self) -> Option<Duration> {
         self.shared.lock().default_timeout
@@ -173,6 +222,18 @@ impl Transport {
 
     /// True while the child can carry requests; false once it has exited, closed
     /// its stdout, or `close()` was called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let t = stdio_mcp::Transport::builder(["cat"]).spawn()?;
+    /// assert!(t.is_alive());
+    /// let closing = t.close();
+    /// assert!(!t.is_alive());
+    /// closing.await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     #[must_use]
     pub fn is_alive(&self) -> bool {
         self.shared.lock().phase.is_open()
@@ -180,24 +241,62 @@ impl Transport {
 
     /// The last 20 non-empty lines the child wrote to stderr, oldest first,
     /// still there after it exited.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let t = stdio_mcp::Transport::builder(["sh", "-c", "echo one >&2; echo two >&2"]).spawn()?;
+    /// t.close().await?;
+    /// assert_eq!(t.stderr_tail(), ["one", "two"]);
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     #[must_use]
     pub fn stderr_tail(&self) -> Vec<String> {
         self.shared.lock().stderr_tail.iter().cloned().collect()
     }
 
     /// How the child ended, once it has.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let t = stdio_mcp::Transport::builder(["sh", "-c", "exit 3"]).spawn()?;
+    /// t.close().await?;
+    /// assert_eq!(t.exit_status().unwrap().code(), Some(3));
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     #[must_use]
     pub fn exit_status(&self) -> Option<ExitStatus> {
         self.shared.lock().phase.status()
     }
 
     /// Always false: a JSON-RPC line on stdin has no headers to mirror parameters into.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let t = stdio_mcp::Transport::builder(["my-mcp-server"]).spawn()?;
+    /// assert!(!t.mirrors_header_params());
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     #[must_use]
     pub fn mirrors_header_params(&self) -> bool {
         false
     }
 
     /// How many stdout lines were discarded as unusable (see [`Builder::on_discarded`](crate::Builder::on_discarded)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let t = stdio_mcp::Transport::builder(["echo", "a banner, not JSON"]).spawn()?;
+    /// t.close().await?;
+    /// assert_eq!(t.discarded_lines(), 1);
+    /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+    /// ```
     #[must_use]
     pub fn discarded_lines(&self) -> u64 {
         self.shared
@@ -206,6 +305,14 @@ impl Transport {
     }
 
     /// The child's process id.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let t = stdio_mcp::Transport::builder(["my-mcp-server"]).spawn()?;
+    /// println!("server pid {}", t.pid());
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
     #[must_use]
     pub fn pid(&self) -> u32 {
         self.shared.pid
@@ -265,6 +372,16 @@ impl fmt::Debug for Transport {
 /// [`Error::CloseLeftLoop`] if the driver was dropped first. Every call to `close()`
 /// gets a future with the same outcome. The close itself starts when `close()` is
 /// called, whether or not this future is ever polled.
+///
+/// # Examples
+///
+/// ```
+/// # futures::executor::block_on(async {
+/// let t = stdio_mcp::Transport::builder(["cat"]).spawn()?;
+/// let (a, b) = futures::join!(t.close(), t.close());
+/// assert!(a.is_ok() && b.is_ok());
+/// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
+/// ```
 #[must_use = "close() starts the shutdown; await this to know the child has exited"]
 pub struct Close {
     shared: Arc<Shared>,
