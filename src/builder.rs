@@ -428,7 +428,9 @@ impl Builder {
         crate::background::drive_reaper();
         let (child, pipes, exit) = crate::child::spawn(command, options).map_err(failed)?;
 
-        let shared = Arc::new(Shared::new(child.id(), self.timeout));
+        let pid = child.id();
+        event!(info, command = %program_name, pid, "MCP server started");
+        let shared = Arc::new(Shared::new(pid, self.timeout));
         let driver = Driver::new(
             child,
             pipes,
@@ -437,6 +439,9 @@ impl Builder {
             self.handlers,
             self.max_message_size,
         );
+        #[cfg(feature = "tracing")]
+        let driver =
+            driver.in_span(tracing::info_span!("mcp_server", command = %program_name, pid));
         Ok((Transport::new(shared), driver))
     }
 

@@ -87,6 +87,9 @@ struct Inner {
     stderr_lines: LineBuffer,
     /// Opened by stderr's own wake-ups, so other wake-ups do not read it.
     stderr_gate: Gate,
+    /// Entered at each poll: the events of this server's I/O fall inside it.
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
 }
 
 /// Where the child is, as far as the driver's own work goes.
@@ -133,8 +136,19 @@ impl Driver {
                 stdout_lines: LineBuffer::new(max_message_size),
                 stderr_lines: LineBuffer::new(STDERR_LINE_LIMIT),
                 stderr_gate: Gate::new(),
+                #[cfg(feature = "tracing")]
+                span: tracing::Span::none(),
             })),
         }
+    }
+
+    /// Runs this driver's polls inside `span` (the server's: command and pid).
+    #[cfg(feature = "tracing")]
+    pub(crate) fn in_span(mut self, span: tracing::Span) -> Self {
+        if let Some(inner) = self.inner.as_mut() {
+            inner.span = span;
+        }
+        self
     }
 }
 
@@ -164,6 +178,10 @@ impl Future for Driver {
         let Some(inner) = this.inner.as_mut() else {
             return Poll::Ready(());
         };
+        #[cfg(feature = "tracing")]
+        let span = inner.span.clone();
+        #[cfg(feature = "tracing")]
+        let _entered = span.enter();
         if inner.poll_once(cx).is_ready() {
             // Let go of the child's handles before telling `close()` it is over.
             let shared = Arc::clone(&inner.shared);
@@ -292,7 +310,8 @@ impl Inner {
             match Pin::new(stdin).poll_write(cx, &self.writing[self.written..]) {
                 Poll::Ready(Ok(n)) if n > 0 => self.written += n,
                 Poll::Pending => return,
-                Poll::Ready(_) => {
+                Poll::Ready(_result) => {
+                    event!(warn, result = ?_result, "MCP server no longer reads its stdin: closing it");
                     // The child closed its stdin (or worse): it cannot take requests any
                     // more. Refuse new ones and close it; waiting ones end with its exit.
                     self.stdin = None;
@@ -334,6 +353,11 @@ impl Inner {
     }
 
     fn message_too_large(&mut self) {
+        event!(
+            warn,
+            limit = self.stdout_lines.limit(),
+            "MCP server sent a line over the size limit: closing it"
+        );
         self.stdout = None;
         let error = Error::MessageTooLarge {
             limit: self.stdout_lines.limit(),
@@ -377,6 +401,7 @@ impl Inner {
         // The child is ours and reaped nowhere else; should asking fail anyway,
         // call the exit unknown rather than wait forever.
         let status = result.map_or(ExitStatus::unknown(), ExitStatus::from);
+        event!(info, status = %status, "MCP server exited");
         self.stdin = None;
         self.shared.lock().phase.exited(status);
         // What the child wrote before it exited is still in the pipes: read it first.
@@ -391,6 +416,10 @@ impl Inner {
 
     fn start_close(&mut self) {
         if let Stage::Running { .. } = self.stage {
+            event!(
+                info,
+                "closing the MCP server: its input ends once the queue is written"
+            );
             self.stage = Stage::Closing {
                 next: Rung::Term,
                 timer: Timer::after(LADDER_STEP),
@@ -411,11 +440,16 @@ impl Inner {
                 timer.set_after(LADDER_STEP);
                 // Register the timer's new deadline.
                 let _ = timer.poll_unpin(cx);
+                event!(
+                    warn,
+                    "MCP server still runs 2 s after its input ended: terminating it"
+                );
                 // Whatever was not written by now will not be.
                 self.stdin = None;
                 self.child.terminate();
             }
             Rung::Kill => {
+                event!(warn, "MCP server still runs 2 s after SIGTERM: killing it");
                 *next = Rung::Done;
                 self.child.kill();
             }
@@ -434,6 +468,7 @@ impl Inner {
                     return Poll::Pending;
                 }
                 if !drained {
+                    event!(warn, "MCP server exited but its pipes are still open: ending what is left of its group");
                     // The child is gone but something still holds its pipes: what
                     // is left of its group or job (a server behind a wrapper) goes too.
                     self.child.kill_rest();
@@ -443,6 +478,10 @@ impl Inner {
             }
             Stage::Running { eof: Some(timer) } => {
                 if timer.poll_unpin(cx).is_ready() {
+                    event!(
+                        warn,
+                        "MCP server closed its stdout while running: closing it"
+                    );
                     // Stdout ended and the child still runs: nothing can answer any more.
                     self.fail_pending(Error::StdoutClosed);
                     self.start_close();
@@ -473,6 +512,7 @@ impl Inner {
                 status,
                 stderr_tail: state.stderr_tail.iter().cloned().collect(),
             };
+            event!(info, error = %error, pending = state.pending.len(), "MCP server finished");
             let wakers = state.fail_all(&error);
             state.phase.finish(Ok(()));
             wakers
@@ -484,6 +524,11 @@ impl Inner {
     /// and have its exit awaited elsewhere, so it leaves no zombie.
     fn left_the_loop(mut self: Box<Self>) {
         if !self.exited() {
+            event!(
+                warn,
+                pid = self.shared.pid,
+                "driver dropped before the MCP server exited: killing it"
+            );
             self.child.kill();
         }
         let wakers = {

@@ -58,6 +58,17 @@
 
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
+/// A `tracing` event when the `tracing` feature is on: `event!(info, pid, "started")`.
+/// When it is off this expands to nothing, so its arguments are not evaluated.
+macro_rules! event {
+    ($level:ident, $($arg:tt)+) => {
+        #[cfg(feature = "tracing")]
+        {
+            tracing::$level!($($arg)+);
+        }
+    };
+}
+
 // The path of one request, in order: transport -> shared -> driver -> framing
 // -> message -> route -> pending. The child and the platform sit beside it.
 mod background;

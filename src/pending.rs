@@ -125,6 +125,8 @@ enum RequestState {
         shared: Arc<Shared>,
         id: u64,
         limit: Option<Limit>,
+        #[cfg(feature = "tracing")]
+        span: tracing::Span,
     },
     /// Failed before anything was written.
     Refused(Option<Error>),
@@ -150,8 +152,15 @@ impl PendingRequest {
             after,
             method: method.into(),
         });
+        event!(debug, id, method, "request queued");
         PendingRequest {
-            state: RequestState::Waiting { shared, id, limit },
+            state: RequestState::Waiting {
+                #[cfg(feature = "tracing")]
+                span: tracing::debug_span!("mcp_request", id, method),
+                shared,
+                id,
+                limit,
+            },
         }
     }
 
@@ -195,8 +204,15 @@ impl Future for PendingRequest {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        #[cfg(feature = "tracing")]
+        let _entered = match &this.state {
+            RequestState::Waiting { span, .. } => Some(span.clone().entered()),
+            _ => None,
+        };
         let (shared, id, limit) = match &mut this.state {
-            RequestState::Waiting { shared, id, limit } => (shared, *id, limit),
+            RequestState::Waiting {
+                shared, id, limit, ..
+            } => (shared, *id, limit),
             RequestState::Refused(error) => {
                 let error = error.take().expect("polled after completion");
                 this.state = RequestState::Done;
@@ -235,6 +251,7 @@ impl Future for PendingRequest {
             after: limit.after,
         };
         let reason = format!("timed out after {}s", limit.after.as_secs_f64());
+        event!(info, after = ?limit.after, "request timed out: cancelling it");
         let outcome = match cancel(shared, id, Some(&reason)) {
             Some(answer) => answer,
             None => Err(error),
@@ -263,6 +280,7 @@ fn cancel(shared: &Shared, id: u64, reason: Option<&str>) -> Option<Result<Value
             false
         }
         Some(Slot::Waiting(_)) if state.phase.is_open() => {
+            event!(debug, id, reason, "notifications/cancelled queued");
             push_cancel(&mut state.outgoing, id, reason);
             true
         }

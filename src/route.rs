@@ -54,6 +54,7 @@ impl Router {
 
     /// Handles one stdout line, already stripped of its line ending.
     pub(crate) fn route_line(&mut self, line: &[u8]) {
+        event!(debug, line = %String::from_utf8_lossy(line), "read from the MCP server");
         if let Err(reason) = parse_line(line, |message| self.route(message, line)) {
             self.discard(reason, line);
         }
@@ -102,6 +103,7 @@ impl Router {
     }
 
     fn discard(&mut self, reason: &'static str, line: &[u8]) {
+        event!(warn, reason, line = %String::from_utf8_lossy(line), "discarded a stdout line");
         self.shared.discarded.fetch_add(1, Ordering::Relaxed);
         if let Some(handler) = &mut self.handlers.discarded {
             let discarded = DiscardedLine::new(reason, line);
@@ -112,6 +114,7 @@ impl Router {
     /// Handles one stderr line: to the user's handler, and into the tail.
     pub(crate) fn stderr_line(&mut self, line: &[u8]) {
         let text = String::from_utf8_lossy(line);
+        event!(debug, line = %text, "stderr of the MCP server");
         if let Some(handler) = &mut self.handlers.stderr {
             let _ = catch_unwind(AssertUnwindSafe(|| handler(&text)));
         }

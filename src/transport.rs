@@ -139,6 +139,7 @@ impl Transport {
     /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
     /// ```
     pub fn send_notification(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
+        event!(debug, method, "notification queued");
         self.queue(|out| push_notification(out, method, params.as_ref()))
     }
 

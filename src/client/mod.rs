@@ -227,6 +227,7 @@ async fn handshake(
         )));
     }
     transport.send_notification("notifications/initialized", None)?;
+    event!(info, protocol_version = %init.protocol_version, "MCP handshake done");
     Ok(init)
 }
 
