@@ -71,10 +71,8 @@ impl Shared {
 
     /// Wakes every task awaiting a `Close`; called once the phase is `Finished`.
     ///
-    /// The wakers are taken under the lock and woken after it: a woken task that
-    /// runs at once on this CPU then finds nothing held (an event-listener
-    /// `Event` wakes under its own lock, and its listener blocked on that lock
-    /// when dropped: two extra context switches per close).
+    /// The wakers are taken under the lock and woken after it, so a woken task
+    /// that runs at once on this CPU finds nothing held.
     pub(crate) fn wake_closers(&self) {
         let wakers = std::mem::take(&mut self.lock().close_wakers);
         wakers.into_iter().for_each(Waker::wake);

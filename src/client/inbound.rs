@@ -14,6 +14,16 @@ use super::types::Progress;
 
 /// Answers a server request: `Some(outcome)` now, or `None` to answer later with
 /// [`Transport::respond`](crate::Transport::respond).
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::ServerRequestHandler;
+///
+/// let roots: ServerRequestHandler = Box::new(|_request| Some(Ok(json!({"roots": []}))));
+/// # let _ = roots;
+/// ```
 pub type ServerRequestHandler =
     Box<dyn FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send>;
 

@@ -48,10 +48,24 @@ pub use types::{
 };
 
 /// Protocol revisions this client speaks, newest first. It offers the first.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::client::SUPPORTED_PROTOCOL_VERSIONS;
+///
+/// assert_eq!(SUPPORTED_PROTOCOL_VERSIONS[0], "2025-11-25"); // offered first
+/// ```
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
     ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// How long the handshake may take when the transport has no timeout of its own.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(stdio_mcp::client::DEFAULT_HANDSHAKE_TIMEOUT.as_secs(), 60);
+/// ```
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The server's answer to `initialize`.
@@ -93,6 +107,17 @@ pub struct ClientBuilder {
 
 impl ClientBuilder {
     /// Starts from a transport builder (command, environment, handlers).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::ClientBuilder;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = ClientBuilder::new(Transport::builder(["my-mcp-server"])).connect().await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub fn new(transport: Builder) -> Self {
         ClientBuilder {
             transport,
@@ -108,6 +133,20 @@ impl ClientBuilder {
     }
 
     /// The name and version sent as `clientInfo` (default: this crate's).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .client_info("my-editor", "2.4.0")
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.client_info.name = name.into();
         self.client_info.version = version.into();
@@ -115,6 +154,21 @@ impl ClientBuilder {
     }
 
     /// Answers the server's `roots/list`; declares the `roots` capability.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use serde_json::json;
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .on_roots_list(|_| Some(Ok(json!({"roots": [{"uri": "file:///home/me/project"}]}))))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub fn on_roots_list(
         mut self,
         handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
@@ -125,6 +179,20 @@ impl ClientBuilder {
 
     /// Answers the server's `sampling/createMessage`; declares `sampling`.
     /// Return `None` to answer later with [`Transport::respond`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::{RpcError, Transport};
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .on_sampling(|_| Some(Err(RpcError { code: -1, message: "the user declined".into(), data: None })))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub fn on_sampling(
         mut self,
         handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
@@ -134,6 +202,21 @@ impl ClientBuilder {
     }
 
     /// Answers the server's `elicitation/create`; declares `elicitation`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use serde_json::json;
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .on_elicitation(|_| Some(Ok(json!({"action": "decline"}))))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub fn on_elicitation(
         mut self,
         handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
@@ -144,6 +227,21 @@ impl ClientBuilder {
 
     /// The time limit for `initialize` when the transport has no timeout set
     /// (default 60 s), so a server that never answers cannot hang the caller.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["npx", "-y", "some-mcp-server"]))
+    ///     .handshake_timeout(Duration::from_secs(120)) // npx may download first
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub fn handshake_timeout(mut self, limit: Duration) -> Self {
         self.handshake_timeout = limit;
         self
@@ -156,6 +254,21 @@ impl ClientBuilder {
     /// The transport's error when the server cannot start, dies, or does not answer
     /// in time; [`Error::Protocol`] when it answers with a revision this client
     /// does not support. The server is closed on every failure.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .client_info("my-host", "1.0")
+    ///     .connect()
+    ///     .await?;
+    /// println!("{}", client.server_info().name);
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn connect(self) -> Result<Client, Error> {
         self.connect_with(crate::background::run).await
     }
@@ -166,6 +279,20 @@ impl ClientBuilder {
     /// # Errors
     ///
     /// As for [`connect`](Self::connect).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// // The driver runs as a smol task instead of on the shared background thread.
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .connect_with(|driver| smol::spawn(driver).detach())
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn connect_with(self, run_driver: impl FnOnce(Driver)) -> Result<Client, Error> {
         let ClientBuilder {
             mut transport,
@@ -243,6 +370,21 @@ fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
 ///
 /// Created by [`Client::connect`] or [`Client::builder`]. Every operation is a
 /// request on the underlying [`Transport`], so its timeout and errors apply.
+///
+/// # Examples
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use serde_json::json;
+/// use stdio_mcp::client::Client;
+/// use stdio_mcp::Transport;
+///
+/// let client = Client::connect(Transport::builder(["uvx", "mcp-server-time"])).await?;
+/// let now = client.call_tool("get_current_time", json!({"timezone": "Europe/Paris"})).await?;
+/// println!("{}", now.text());
+/// client.close().await?;
+/// # Ok::<(), stdio_mcp::Error>(()) });
+/// ```
 pub struct Client {
     transport: Transport,
     init: InitializeResult,
@@ -256,40 +398,113 @@ impl Client {
     /// # Errors
     ///
     /// See [`ClientBuilder::connect`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::connect(Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"])).await?;
+    /// println!("{} speaks {}", client.server_info().name, client.protocol_version());
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn connect(transport: Builder) -> Result<Client, Error> {
         ClientBuilder::new(transport).connect().await
     }
 
     /// A [`ClientBuilder`], to set handlers and client info before connecting.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"])).connect().await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub fn builder(transport: Builder) -> ClientBuilder {
         ClientBuilder::new(transport)
     }
 
     /// The server's name, version, title and whatever else it said about itself.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// println!("{} {}", client.server_info().name, client.server_info().version);
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     #[must_use]
     pub fn server_info(&self) -> &Implementation {
         &self.init.server_info
     }
 
     /// The capabilities the server declared.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// if client.server_capabilities().tools.is_some() {
+    ///     println!("{} tools", client.list_tools().await?.len());
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     #[must_use]
     pub fn server_capabilities(&self) -> &ServerCapabilities {
         &self.init.capabilities
     }
 
     /// The protocol revision both sides agreed on.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// assert!(stdio_mcp::client::SUPPORTED_PROTOCOL_VERSIONS.contains(&client.protocol_version()));
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     #[must_use]
     pub fn protocol_version(&self) -> &str {
         &self.init.protocol_version
     }
 
     /// The server's usage instructions, if it gave any.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// if let Some(hints) = client.instructions() {
+    ///     println!("the server suggests: {hints}");
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     #[must_use]
     pub fn instructions(&self) -> Option<&str> {
         self.init.instructions.as_deref()
     }
 
     /// The underlying transport (for raw requests, `respond`, `stderr_tail`, …).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let raw = client.transport().send_request("tools/list", None).await?;
+    /// println!("{raw}");
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     #[must_use]
     pub fn transport(&self) -> &Transport {
         &self.transport
@@ -338,6 +553,15 @@ impl Client {
     /// # Errors
     ///
     /// The transport's error if it does not.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// client.ping().await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn ping(&self) -> Result<(), Error> {
         self.transport.send_request("ping", None).await.map(drop)
     }
@@ -347,6 +571,17 @@ impl Client {
     /// # Errors
     ///
     /// The transport's error, or [`Error::Protocol`] for a malformed list.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// for tool in client.list_tools().await? {
+    ///     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
         self.list_all("tools/list", "tools").await
     }
@@ -356,6 +591,18 @@ impl Client {
     /// # Errors
     ///
     /// The transport's error (an unknown tool is usually `Error::Rpc`).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+    /// if result.is_error {
+    ///     eprintln!("the tool failed: {}", result.text());
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         self.request(
             "tools/call",
@@ -375,6 +622,19 @@ impl Client {
     /// # Errors
     ///
     /// As for [`call_tool`](Self::call_tool).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let result = client
+    ///     .call_tool_with_progress("build", serde_json::json!({}), |p| {
+    ///         println!("{} of {:?}: {}", p.progress, p.total, p.message.as_deref().unwrap_or(""))
+    ///     })
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn call_tool_with_progress(
         &self,
         name: &str,
@@ -402,6 +662,17 @@ impl Client {
     /// # Errors
     ///
     /// As for [`list_tools`](Self::list_tools).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// for prompt in client.list_prompts().await? {
+    ///     println!("{} ({} arguments)", prompt.name, prompt.arguments.len());
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
         self.list_all("prompts/list", "prompts").await
     }
@@ -411,6 +682,18 @@ impl Client {
     /// # Errors
     ///
     /// The transport's error.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let prompt = client.get_prompt("review", serde_json::json!({"code": "fn main() {}"})).await?;
+    /// for message in prompt.messages {
+    ///     println!("{}: {:?}", message.role, message.content);
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<GetPromptResult, Error> {
         let mut params = json!({ "name": name });
         if !arguments.is_null() {
@@ -424,6 +707,17 @@ impl Client {
     /// # Errors
     ///
     /// As for [`list_tools`](Self::list_tools).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// for resource in client.list_resources().await? {
+    ///     println!("{} {}", resource.uri, resource.name);
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
         self.list_all("resources/list", "resources").await
     }
@@ -433,6 +727,17 @@ impl Client {
     /// # Errors
     ///
     /// As for [`list_tools`](Self::list_tools).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// for template in client.list_resource_templates().await? {
+    ///     println!("{}", template.uri_template);
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
         self.list_all("resources/templates/list", "resourceTemplates")
             .await
@@ -443,6 +748,16 @@ impl Client {
     /// # Errors
     ///
     /// The transport's error.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let read = client.read_resource("file:///notes.md").await?;
+    /// println!("{}", read.contents[0].text.as_deref().unwrap_or("(binary)"));
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         self.request("resources/read", Some(json!({ "uri": uri })))
             .await
@@ -454,6 +769,15 @@ impl Client {
     /// # Errors
     ///
     /// The transport's error.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// client.subscribe("file:///notes.md").await?; // updates arrive as notifications/resources/updated
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
         self.transport
             .send_request("resources/subscribe", Some(json!({ "uri": uri })))
@@ -466,6 +790,16 @@ impl Client {
     /// # Errors
     ///
     /// The transport's error.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// client.subscribe("file:///notes.md").await?;
+    /// client.unsubscribe("file:///notes.md").await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
         self.transport
             .send_request("resources/unsubscribe", Some(json!({ "uri": uri })))
@@ -478,6 +812,15 @@ impl Client {
     /// # Errors
     ///
     /// The transport's error.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// client.set_logging_level(stdio_mcp::client::LoggingLevel::Warning).await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
         self.transport
             .send_request("logging/setLevel", Some(json!({ "level": level })))
@@ -492,6 +835,17 @@ impl Client {
     /// # Errors
     ///
     /// The transport's error.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let ref_ = serde_json::json!({"type": "ref/prompt", "name": "review"});
+    /// let done = client.complete(ref_, "language", "py").await?;
+    /// println!("{:?}", done.completion.values);
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub async fn complete(
         &self,
         reference: Value,
@@ -503,6 +857,16 @@ impl Client {
     }
 
     /// Closes the server (see [`Transport::close`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// client.close().await?;
+    /// assert!(!client.transport().is_alive());
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
     pub fn close(&self) -> Close {
         self.transport.close()
     }

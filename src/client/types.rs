@@ -7,9 +7,32 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Members a type does not model, exactly as the server sent them.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::Tool;
+///
+/// let tool: Tool = serde_json::from_value(json!({
+///     "name": "echo", "inputSchema": {"type": "object"}, "x-owner": "ops"
+/// })).unwrap();
+/// assert_eq!(tool.extra["x-owner"], "ops"); // kept, though not modelled
+/// ```
 pub type Extra = Map<String, Value>;
 
 /// Name and version of an MCP implementation (`serverInfo`, `clientInfo`).
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::Implementation;
+///
+/// let info: Implementation = serde_json::from_value(json!({"name": "mcp-server-time", "version": "1.0"})).unwrap();
+/// assert_eq!(info.name, "mcp-server-time");
+/// assert_eq!(info.title, None);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Implementation {
     /// Machine name, e.g. `mcp-servers/everything`.
@@ -26,6 +49,17 @@ pub struct Implementation {
 }
 
 /// What a server declared it can do (`capabilities` in its `initialize` answer).
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::ServerCapabilities;
+///
+/// let caps: ServerCapabilities = serde_json::from_value(json!({"tools": {"listChanged": true}})).unwrap();
+/// assert!(caps.tools.is_some());
+/// assert!(caps.resources.is_none());
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerCapabilities {
     /// Present if the server has tools.
@@ -52,6 +86,21 @@ pub struct ServerCapabilities {
 }
 
 /// A tool the server offers.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::Tool;
+///
+/// let tool: Tool = serde_json::from_value(json!({
+///     "name": "add",
+///     "description": "Adds two numbers.",
+///     "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}}}
+/// })).unwrap();
+/// assert_eq!(tool.name, "add");
+/// assert_eq!(tool.input_schema["type"], "object");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tool {
     /// The name to call it by.
@@ -82,6 +131,20 @@ pub struct Tool {
 
 /// The result of `tools/call`. A tool that failed reports `is_error: true` here:
 /// that is a result, not an `Err`.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::CallToolResult;
+///
+/// let failed: CallToolResult = serde_json::from_value(json!({
+///     "content": [{"type": "text", "text": "no such city"}],
+///     "isError": true
+/// })).unwrap();
+/// assert!(failed.is_error);
+/// assert_eq!(failed.text(), "no such city");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallToolResult {
     /// What the tool returned.
@@ -104,6 +167,20 @@ pub struct CallToolResult {
 
 impl CallToolResult {
     /// The text of every `text` content, joined with newlines.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use stdio_mcp::client::CallToolResult;
+    ///
+    /// let r: CallToolResult = serde_json::from_value(json!({"content": [
+    ///     {"type": "text", "text": "one"},
+    ///     {"type": "image", "data": "iVBORw0=", "mimeType": "image/png"},
+    ///     {"type": "text", "text": "two"}
+    /// ]})).unwrap();
+    /// assert_eq!(r.text(), "one\ntwo");
+    /// ```
     #[must_use]
     pub fn text(&self) -> String {
         self.content
@@ -118,6 +195,19 @@ impl CallToolResult {
 }
 
 /// One piece of content in a tool result or a prompt message.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::Content;
+///
+/// let text: Content = serde_json::from_value(json!({"type": "text", "text": "hi"})).unwrap();
+/// assert!(matches!(text, Content::Text { ref text, .. } if text == "hi"));
+/// // A type this crate does not know is kept whole.
+/// let new: Content = serde_json::from_value(json!({"type": "hologram", "frames": 3})).unwrap();
+/// assert!(matches!(new, Content::Other(_)));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum Content {
@@ -181,6 +271,17 @@ pub enum Content {
 }
 
 /// The contents of a resource: text or base64 `blob`.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::ResourceContents;
+///
+/// let c: ResourceContents = serde_json::from_value(json!({"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hello"})).unwrap();
+/// assert_eq!(c.text.as_deref(), Some("hello"));
+/// assert_eq!(c.blob, None);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceContents {
     /// The resource's URI.
@@ -200,6 +301,19 @@ pub struct ResourceContents {
 }
 
 /// A prompt template the server offers.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::Prompt;
+///
+/// let p: Prompt = serde_json::from_value(json!({
+///     "name": "review",
+///     "arguments": [{"name": "code", "required": true}]
+/// })).unwrap();
+/// assert!(p.arguments[0].required);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prompt {
     /// The name to get it by.
@@ -219,6 +333,19 @@ pub struct Prompt {
 }
 
 /// One argument of a [`Prompt`].
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::Prompt;
+///
+/// let p: Prompt = serde_json::from_value(json!({
+///     "name": "review",
+///     "arguments": [{"name": "code", "required": true}]
+/// })).unwrap();
+/// assert!(p.arguments[0].required);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptArgument {
     /// Its name.
@@ -235,6 +362,18 @@ pub struct PromptArgument {
 }
 
 /// The result of `prompts/get`.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::GetPromptResult;
+///
+/// let r: GetPromptResult = serde_json::from_value(json!({"messages": [
+///     {"role": "user", "content": {"type": "text", "text": "Review this"}}
+/// ]})).unwrap();
+/// assert_eq!(r.messages[0].role, "user");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GetPromptResult {
     /// A description of the prompt, if given.
@@ -249,6 +388,19 @@ pub struct GetPromptResult {
 }
 
 /// One message of a prompt.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::Prompt;
+///
+/// let p: Prompt = serde_json::from_value(json!({
+///     "name": "review",
+///     "arguments": [{"name": "code", "required": true}]
+/// })).unwrap();
+/// assert!(p.arguments[0].required);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptMessage {
     /// `user` or `assistant`.
@@ -261,6 +413,16 @@ pub struct PromptMessage {
 }
 
 /// A resource the server offers.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::Resource;
+///
+/// let r: Resource = serde_json::from_value(json!({"uri": "file:///notes.md", "name": "notes", "mimeType": "text/markdown"})).unwrap();
+/// assert_eq!(r.mime_type.as_deref(), Some("text/markdown"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Resource {
     /// Its URI.
@@ -283,6 +445,16 @@ pub struct Resource {
 }
 
 /// A family of resources described by a URI template.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::ResourceTemplate;
+///
+/// let t: ResourceTemplate = serde_json::from_value(json!({"uriTemplate": "file:///{path}", "name": "files"})).unwrap();
+/// assert_eq!(t.uri_template, "file:///{path}");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceTemplate {
     /// The RFC 6570 URI template.
@@ -300,6 +472,16 @@ pub struct ResourceTemplate {
 }
 
 /// The result of `resources/read`.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::ReadResourceResult;
+///
+/// let r: ReadResourceResult = serde_json::from_value(json!({"contents": [{"uri": "file:///a", "blob": "AAE="}]})).unwrap();
+/// assert_eq!(r.contents[0].blob.as_deref(), Some("AAE="));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReadResourceResult {
     /// One or more contents.
@@ -311,6 +493,17 @@ pub struct ReadResourceResult {
 }
 
 /// The result of `completion/complete`.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::CompleteResult;
+///
+/// let r: CompleteResult = serde_json::from_value(json!({"completion": {"values": ["python", "pytorch"], "hasMore": true}})).unwrap();
+/// assert_eq!(r.completion.values.len(), 2);
+/// assert!(r.completion.has_more);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompleteResult {
     /// The suggestions.
@@ -321,6 +514,16 @@ pub struct CompleteResult {
 }
 
 /// Completion suggestions for one argument.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::Completion;
+///
+/// let c: Completion = serde_json::from_value(json!({"values": ["a"], "total": 10})).unwrap();
+/// assert_eq!(c.total, Some(10));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Completion {
     /// Suggested values, best first.
@@ -339,6 +542,16 @@ pub struct Completion {
 
 /// One `notifications/progress` for a call made with
 /// [`Client::call_tool_with_progress`](super::Client::call_tool_with_progress).
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use stdio_mcp::client::Progress;
+///
+/// let p: Progress = serde_json::from_value(json!({"progressToken": 1, "progress": 2.0, "total": 4.0, "message": "half"})).unwrap();
+/// assert_eq!((p.progress, p.total), (2.0, Some(4.0)));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Progress {
     /// How far along; grows with each notification.
@@ -355,6 +568,15 @@ pub struct Progress {
 }
 
 /// Severity for [`Client::set_logging_level`](super::Client::set_logging_level), as RFC 5424 names them.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::client::LoggingLevel;
+///
+/// assert_eq!(serde_json::to_value(LoggingLevel::Warning).unwrap(), "warning");
+/// assert!(LoggingLevel::Error != LoggingLevel::Debug);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[allow(missing_docs)]

@@ -1,12 +1,11 @@
 //! Linux: the background thread waits in an edge-triggered epoll of its own
 //! (through rustix) for its drivers' pipes, instead of async-io's reactor.
 //!
-//! A turn of async-io's reactor is five system calls (it re-arms a timerfd and
-//! its notifier around `epoll_wait`, and each source is one-shot); a sequential
-//! call on the background thread takes one turn, so it cost about 15% more than
-//! one `epoll_wait` with pipes registered once, edge-triggered, never re-armed.
-//! Exits and timers stay in async-io (async-io's own thread serves them): they
-//! come once per child. Everything here is polled on the background thread
+//! Why: a turn of async-io's reactor is five system calls (it re-arms a timerfd
+//! and its notifier around `epoll_wait`, and each source is one-shot); here
+//! pipes are registered once, edge-triggered, and a wait is one `epoll_wait`
+//! (measured in docs/performance.md). Exits and timers stay in async-io (its
+//! own thread serves them): they come once per child. Everything here is polled on the background thread
 //! only, between two of its waits, so an event never lands in the middle of a
 //! read and a readiness flag needs no ordering with the reads.
 
