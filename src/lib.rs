@@ -81,7 +81,6 @@ mod framing;
 mod message;
 mod pending;
 mod route;
-mod run_until;
 mod shared;
 mod sys;
 mod transport;
@@ -89,10 +88,10 @@ mod transport;
 pub use builder::{Builder, DEFAULT_MAX_MESSAGE_SIZE};
 pub use child::ExitStatus;
 pub use driver::Driver;
+pub use driver::RunUntil;
 pub use error::{Error, RpcError};
 pub use message::{DiscardedLine, Notification, ServerRequest};
 pub use pending::{PendingRequest, RequestOptions};
-pub use run_until::RunUntil;
 pub use transport::{Close, Transport};
 
 /// Internal entry points for the fuzzer (`fuzz/`); not part of the API.

@@ -188,6 +188,20 @@ impl PendingRequest {
         }
     }
 
+    /// Gives up on the request with `reason` in its `notifications/cancelled`
+    /// (a time limit the caller keeps itself). An answer that already came is
+    /// returned instead.
+    pub(crate) fn cancel(mut self, reason: &str) -> Option<Result<Value, Error>> {
+        let RequestState::Waiting { shared, id, .. } =
+            std::mem::replace(&mut self.state, RequestState::Done)
+        else {
+            return None;
+        };
+        let answer = cancel(&shared, id, Some(reason));
+        shared.release_handle();
+        answer
+    }
+
     /// Ends the wait, releasing this request's handle on the transport.
     fn finish(&mut self, outcome: Result<Value, Error>) -> Poll<Result<Value, Error>> {
         if let RequestState::Waiting { shared, .. } =

@@ -18,6 +18,7 @@
 //! # Ok::<(), stdio_mcp::Error>(()) });
 //! ```
 
+mod call;
 mod inbound;
 mod types;
 
@@ -39,8 +40,9 @@ use crate::pending::RequestOptions;
 use crate::transport::Close;
 use crate::transport::Transport;
 
+pub use call::CallOptions;
 pub use inbound::ServerRequestHandler;
-use inbound::{token_key, ProgressRoutes, ServerRequests};
+use inbound::{ProgressRoutes, ServerRequests};
 pub use types::{
     CallToolResult, CompleteResult, Completion, Content, Extra, GetPromptResult, Implementation,
     LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
@@ -510,12 +512,63 @@ impl Client {
         &self.transport
     }
 
-    async fn request<T: DeserializeOwned>(
+    async fn typed<T: DeserializeOwned>(
         &self,
         method: &str,
         params: Option<Value>,
     ) -> Result<T, Error> {
         decode(method, self.transport.send_request(method, params).await?)
+    }
+
+    /// Sends any request with per-call `options` (time limits, extra `_meta`,
+    /// progress) and returns its raw `result`.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error; [`Error::Timeout`] when a limit of `options` runs
+    /// out (the request is then cancelled on the wire); [`Error::Protocol`]
+    /// when `_meta` cannot be added (params that are not a JSON object).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use stdio_mcp::client::{CallOptions, Client};
+    ///
+    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let page = client
+    ///     .request(
+    ///         "resources/list",
+    ///         None,
+    ///         CallOptions::new().timeout(Duration::from_secs(5)).meta(json!({"traceparent": "00-..."})),
+    ///     )
+    ///     .await?;
+    /// println!("{page}");
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<Value, Error> {
+        let token = || {
+            Value::String(format!(
+                "stdio-mcp-{}",
+                self.next_token.fetch_add(1, Ordering::Relaxed)
+            ))
+        };
+        call::call(
+            &self.transport,
+            &self.progress,
+            token,
+            method,
+            params,
+            options,
+        )
+        .await
     }
 
     /// Every item of a paginated list, following `nextCursor` to the last page.
@@ -604,7 +657,7 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
-        self.request(
+        self.typed(
             "tools/call",
             Some(json!({ "name": name, "arguments": arguments })),
         )
@@ -641,20 +694,50 @@ impl Client {
         arguments: Value,
         on_progress: impl FnMut(&Progress) + Send + 'static,
     ) -> Result<CallToolResult, Error> {
-        let token = format!(
-            "stdio-mcp-{}",
-            self.next_token.fetch_add(1, Ordering::Relaxed)
-        );
-        let token_value = Value::String(token.clone());
-        self.progress.add(token_key(&token_value), on_progress);
-        // Unregistered however the call ends, drop included.
-        let _route = RemoveOnDrop(&self.progress, token_key(&token_value));
-        let params = json!({
-            "name": name,
-            "arguments": arguments,
-            "_meta": { "progressToken": token_value },
-        });
-        self.request("tools/call", Some(params)).await
+        self.call_tool_with(name, arguments, CallOptions::new().on_progress(on_progress))
+            .await
+    }
+
+    /// [`call_tool`](Self::call_tool) with per-call `options`: time limits that
+    /// progress may restart, a cap on the whole call, extra `_meta`, progress.
+    ///
+    /// # Errors
+    ///
+    /// As for [`request`](Self::request).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use stdio_mcp::client::{CallOptions, Client};
+    ///
+    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let built = client
+    ///     .call_tool_with(
+    ///         "build",
+    ///         json!({"target": "release"}),
+    ///         CallOptions::new()
+    ///             .timeout(Duration::from_secs(30))
+    ///             .reset_timeout_on_progress(true)
+    ///             .max_total_time(Duration::from_secs(1800))
+    ///             .on_progress(|p| println!("{:?}", p.message)),
+    ///     )
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let params = json!({ "name": name, "arguments": arguments });
+        decode(
+            "tools/call",
+            self.request("tools/call", Some(params), options).await?,
+        )
     }
 
     /// Every prompt, across all pages.
@@ -699,7 +782,7 @@ impl Client {
         if !arguments.is_null() {
             params["arguments"] = arguments;
         }
-        self.request("prompts/get", Some(params)).await
+        self.typed("prompts/get", Some(params)).await
     }
 
     /// Every resource, across all pages.
@@ -759,7 +842,7 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        self.request("resources/read", Some(json!({ "uri": uri })))
+        self.typed("resources/read", Some(json!({ "uri": uri })))
             .await
     }
 
@@ -853,7 +936,7 @@ impl Client {
         value: &str,
     ) -> Result<CompleteResult, Error> {
         let params = json!({ "ref": reference, "argument": { "name": name, "value": value } });
-        self.request("completion/complete", Some(params)).await
+        self.typed("completion/complete", Some(params)).await
     }
 
     /// Closes the server (see [`Transport::close`]).
@@ -869,14 +952,6 @@ impl Client {
     /// ```
     pub fn close(&self) -> Close {
         self.transport.close()
-    }
-}
-
-struct RemoveOnDrop<'a>(&'a ProgressRoutes, String);
-
-impl Drop for RemoveOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.remove(&self.1);
     }
 }
 

@@ -270,6 +270,25 @@ impl Peer {
                 return;
             }
             "test/never" => return,
+            "test/progress" => {
+                // `steps` progress notifications for the request's progress token,
+                // `every_ms` apart, then the answer.
+                let steps = params["steps"].as_u64().unwrap_or(3);
+                let every = Duration::from_millis(params["every_ms"].as_u64().unwrap_or(0));
+                let token = params["_meta"]["progressToken"].clone();
+                thread::spawn(move || {
+                    for step in 1..=steps {
+                        thread::sleep(every);
+                        send(
+                            &out,
+                            &json!({ "jsonrpc": "2.0", "method": "notifications/progress",
+                                     "params": { "progressToken": token, "progress": step, "total": steps } }),
+                        );
+                    }
+                    answer(&out, &id, Ok(params));
+                });
+                return;
+            }
             "test/sleep" => {
                 let ms = params["ms"].as_u64().unwrap_or(0);
                 thread::spawn(move || {
