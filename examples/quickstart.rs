@@ -44,9 +44,10 @@ async fn run(command: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::connect(transport).await?;
     let info = client.server_info();
     println!(
-        "server: {} {} (protocol {})",
+        "server: {} {} ({:?} era, protocol {})",
         info.name,
         info.version,
+        client.era(),
         client.protocol_version()
     );
 

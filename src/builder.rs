@@ -445,6 +445,20 @@ impl Builder {
         Ok((Transport::new(shared), driver))
     }
 
+    /// The same configuration with `handlers`: a server started again.
+    pub(crate) fn again(&self, handlers: Handlers) -> Builder {
+        Builder {
+            command: self.command.clone(),
+            env: self.env.clone(),
+            cwd: self.cwd.clone(),
+            timeout: self.timeout,
+            max_message_size: self.max_message_size,
+            process_group: self.process_group,
+            kill_on_parent_death: self.kill_on_parent_death,
+            handlers,
+        }
+    }
+
     /// The `PATH` the child will see, where the builder changes it (Windows looks
     /// a bare program name up there).
     fn child_path(&self) -> Option<OsString> {

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
@@ -29,6 +29,59 @@ pub(crate) struct Handlers {
     pub(crate) notification: Option<NotificationHandler>,
     pub(crate) request: Option<RequestHandler>,
     pub(crate) discarded: Option<DiscardHandler>,
+}
+
+impl Handlers {
+    /// Puts each handler behind a lock, so that every process started from
+    /// one configuration (a server started again) calls the same handlers.
+    pub(crate) fn share(self) -> SharedHandlers {
+        fn lock<T: ?Sized>(handler: Option<Box<T>>) -> Option<Arc<Mutex<Box<T>>>> {
+            handler.map(|h| Arc::new(Mutex::new(h)))
+        }
+        SharedHandlers {
+            stderr: lock(self.stderr),
+            notification: lock(self.notification),
+            request: lock(self.request),
+            discarded: lock(self.discarded),
+        }
+    }
+}
+
+/// Handlers shared by the processes started from one configuration.
+#[derive(Clone)]
+pub(crate) struct SharedHandlers {
+    stderr: Option<Arc<Mutex<StderrHandler>>>,
+    notification: Option<Arc<Mutex<NotificationHandler>>>,
+    request: Option<Arc<Mutex<RequestHandler>>>,
+    discarded: Option<Arc<Mutex<DiscardHandler>>>,
+}
+
+impl SharedHandlers {
+    /// Handlers for one more process, each calling the shared one.
+    pub(crate) fn handlers(&self) -> Handlers {
+        fn call<T: ?Sized>(shared: &Arc<Mutex<Box<T>>>) -> std::sync::MutexGuard<'_, Box<T>> {
+            shared.lock().unwrap_or_else(PoisonError::into_inner)
+        }
+        let stderr = self.stderr.clone();
+        let notification = self.notification.clone();
+        let request = self.request.clone();
+        let discarded = self.discarded.clone();
+        Handlers {
+            stderr: stderr.map(|h| Box::new(move |line: &str| call(&h)(line)) as StderrHandler),
+            notification: notification
+                .map(|h| Box::new(move |n: &Notification| call(&h)(n)) as NotificationHandler),
+            request: request
+                .map(|h| Box::new(move |r: &ServerRequest| call(&h)(r)) as RequestHandler),
+            discarded: discarded
+                .map(|h| Box::new(move |d: &DiscardedLine| call(&h)(d)) as DiscardHandler),
+        }
+    }
+}
+
+impl fmt::Debug for SharedHandlers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedHandlers").finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for Handlers {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::{peer, received, run};
 use serde_json::{json, Value};
-use stdio_mcp::client::{CallToolResult, Client, Content, Progress, Tool};
+use stdio_mcp::client::{CallToolResult, Client, Content, Era, Progress, Tool};
 use stdio_mcp::Error;
 
 #[test]
@@ -19,17 +19,34 @@ fn connect_performs_the_handshake() {
         assert_eq!(client.protocol_version(), "2025-11-25");
         assert!(client.server_capabilities().tools.is_some());
         assert!(client.instructions().unwrap().contains("demo server"));
+        // A legacy server (the peer answers server/discover "method not
+        // found"): the probe first, then the handshake.
+        assert_eq!(client.era(), Era::Legacy);
         let lines = received(client.transport()).await;
-        assert_eq!(lines[0]["method"], "initialize");
-        assert_eq!(lines[0]["params"]["protocolVersion"], "2025-11-25");
-        assert_eq!(lines[0]["params"]["clientInfo"]["name"], "stdio-mcp");
+        assert_eq!(lines[0]["method"], "server/discover");
+        let meta = &lines[0]["params"]["_meta"];
         assert_eq!(
-            lines[0]["params"]["capabilities"],
+            meta["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientInfo"]["name"],
+            "stdio-mcp"
+        );
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientCapabilities"],
+            json!({})
+        );
+        assert_eq!(lines[1]["method"], "initialize");
+        assert_eq!(lines[1]["params"]["protocolVersion"], "2025-11-25");
+        assert_eq!(lines[1]["params"]["clientInfo"]["name"], "stdio-mcp");
+        assert_eq!(
+            lines[1]["params"]["capabilities"],
             json!({}),
             "no handlers, no capabilities"
         );
         assert_eq!(
-            lines[1],
+            lines[2],
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
         );
         client.ping().await.unwrap();
@@ -258,12 +275,13 @@ fn handlers_answer_and_are_declared_as_capabilities() {
             json!({"custom": true})
         );
         let lines = received(client.transport()).await;
+        let init = lines.iter().find(|l| l["method"] == "initialize").unwrap();
         assert_eq!(
-            lines[0]["params"]["capabilities"],
+            init["params"]["capabilities"],
             json!({"roots": {"listChanged": false}, "sampling": {}, "elicitation": {}})
         );
         assert_eq!(
-            lines[0]["params"]["clientInfo"],
+            init["params"]["clientInfo"],
             json!({"name": "tester", "version": "9.9"})
         );
         client.close().await.unwrap();

@@ -58,6 +58,8 @@ fn everything_handshake_echo_and_sum() {
     };
     run(30, async {
         let client = Client::connect(builder).await.unwrap();
+        // It answers the server/discover probe "method not found": a legacy server.
+        assert_eq!(client.era(), stdio_mcp::client::Era::Legacy);
         assert_eq!(client.server_info().name, "mcp-servers/everything");
         assert_eq!(client.protocol_version(), "2025-11-25");
         client.ping().await.unwrap();
@@ -216,7 +218,11 @@ fn time_server_gives_the_current_time() {
     };
     run(30, async {
         let client = Client::connect(builder).await.unwrap();
+        // It answers the probe with a DiscoverResult: every call is stateless.
+        assert_eq!(client.era(), stdio_mcp::client::Era::Modern);
+        assert_eq!(client.protocol_version(), "2026-07-28");
         assert_eq!(client.server_info().name, "mcp-time");
+        client.ping().await.unwrap();
         let tools = common::tool_names(&client).await;
         assert!(tools.contains(&"get_current_time".to_owned()), "{tools:?}");
         let r = client

@@ -1,4 +1,5 @@
-//! One call's own control: its time limits, extra `_meta`, and progress.
+//! How one request is made: the protocol fields its era puts in `_meta`, the
+//! check of its `resultType`, and the call's own limits, `_meta` and progress.
 
 use std::fmt;
 use std::future::Future;
@@ -164,6 +165,30 @@ impl fmt::Debug for CallOptions {
     }
 }
 
+/// What the session's era adds to every request.
+#[derive(Debug, Default)]
+pub(crate) struct Protocol {
+    /// The 2026-07-28 protocol fields (and log level), for `_meta`; `None` in
+    /// the legacy era.
+    pub(crate) meta: Option<Map<String, Value>>,
+}
+
+/// Checks a 2026-07-28 result's `resultType`: absent or `complete` is a
+/// result; anything else is an error that says what came.
+pub(crate) fn complete(method: &str, result: &Value) -> Result<(), Error> {
+    match result.get("resultType") {
+        None => Ok(()),
+        Some(Value::String(kind)) if kind == "complete" => Ok(()),
+        Some(Value::String(kind)) if kind == "input_required" => Err(Error::Protocol(format!(
+            "the server needs more input to answer {method} (resultType input_required), \
+             and this client does not answer input requests yet"
+        ))),
+        Some(other) => Err(Error::Protocol(format!(
+            "the server answered {method} with an unknown resultType {other}"
+        ))),
+    }
+}
+
 /// When the latest progress of a call came, and who waits to hear of it.
 #[derive(Default)]
 struct LastProgress {
@@ -175,6 +200,27 @@ struct LastProgress {
 pub(crate) async fn call(
     transport: &Transport,
     progress: &ProgressRoutes,
+    protocol: Protocol,
+    token: impl FnOnce() -> Value,
+    method: &str,
+    params: Option<Value>,
+    options: CallOptions,
+) -> Result<Value, Error> {
+    let modern = protocol.meta.is_some();
+    let result = limited(
+        transport, progress, protocol, token, method, params, options,
+    )
+    .await?;
+    if modern {
+        complete(method, &result)?;
+    }
+    Ok(result)
+}
+
+async fn limited(
+    transport: &Transport,
+    progress: &ProgressRoutes,
+    protocol: Protocol,
     token: impl FnOnce() -> Value,
     method: &str,
     params: Option<Value>,
@@ -200,7 +246,7 @@ pub(crate) async fn call(
         // Unregistered however the call ends, drop included.
         route = Some(Route(progress, key));
     }
-    let params = with_meta(method, params, meta)?;
+    let params = with_meta(method, params, protocol.meta, meta)?;
     let limit = options.timeout.or(transport.timeout());
     let managed = options.reset_on_progress || options.max_total.is_some();
     if !managed {
@@ -299,15 +345,17 @@ fn into_object(meta: Value) -> Result<Map<String, Value>, Error> {
     }
 }
 
-/// `params` with `meta` merged into its `_meta` (created if absent).
+/// `params` with the era's protocol fields added to its `_meta` where the
+/// caller set none of the same name, and the call's own `meta` merged over it.
 fn with_meta(
     method: &str,
     params: Option<Value>,
+    protocol: Option<Map<String, Value>>,
     meta: Option<Map<String, Value>>,
 ) -> Result<Option<Value>, Error> {
-    let Some(meta) = meta else {
+    if protocol.is_none() && meta.is_none() {
         return Ok(params);
-    };
+    }
     let mut params = match params.unwrap_or_else(|| Value::Object(Map::new())) {
         Value::Object(map) => map,
         other => {
@@ -324,6 +372,9 @@ fn with_meta(
             "the _meta of {method}'s params must be a JSON object"
         )));
     };
-    target.extend(meta);
+    for (key, value) in protocol.into_iter().flatten() {
+        target.entry(key).or_insert(value);
+    }
+    target.extend(meta.into_iter().flatten());
     Ok(Some(Value::Object(params)))
 }

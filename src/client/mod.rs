@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::builder::Builder;
 use crate::driver::Driver;
@@ -70,6 +70,61 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
 /// ```
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The stateless revisions this client speaks, newest first: no handshake,
+/// the protocol fields in each request's `_meta`.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(stdio_mcp::client::MODERN_PROTOCOL_VERSIONS, ["2026-07-28"]);
+/// ```
+pub const MODERN_PROTOCOL_VERSIONS: [&str; 1] = ["2026-07-28"];
+
+/// How long a silent `server/discover` probe is waited for before the server
+/// is taken for a legacy one that ignores unknown requests.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(stdio_mcp::client::DEFAULT_PROBE_TIMEOUT.as_secs(), 10);
+/// ```
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Which era of MCP a client speaks with its server.
+///
+/// [`Modern`](Era::Modern) is the stateless revision 2026-07-28 and later;
+/// [`Legacy`](Era::Legacy) the revisions with an `initialize` handshake (up to
+/// 2025-11-25). [`Auto`](Era::Auto), the default, asks the server with a
+/// `server/discover` probe, as the stdio binding says, and speaks what it
+/// answers. [`Client::era`] tells which one it is talking.
+///
+/// # Examples
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use stdio_mcp::client::{Client, Era};
+/// use stdio_mcp::Transport;
+///
+/// let client = Client::builder(Transport::builder(["uvx", "mcp-server-time"]))
+///     .era(Era::Auto)
+///     .connect()
+///     .await?;
+/// if client.era() == Era::Modern {
+///     println!("stateless MCP {}", client.protocol_version());
+/// }
+/// # Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Era {
+    /// Probe with `server/discover` and speak what the server answers.
+    #[default]
+    Auto,
+    /// Only 2026-07-28 and later: never `initialize`.
+    Modern,
+    /// Only the `initialize` handshake revisions.
+    Legacy,
+}
+
 /// The server's answer to `initialize`.
 #[derive(Debug, Clone, Deserialize)]
 struct InitializeResult {
@@ -105,6 +160,8 @@ pub struct ClientBuilder {
     client_info: Implementation,
     requests: ServerRequests,
     handshake_timeout: Duration,
+    era: Era,
+    probe_timeout: Duration,
 }
 
 impl ClientBuilder {
@@ -131,6 +188,8 @@ impl ClientBuilder {
             },
             requests: ServerRequests::default(),
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+            era: Era::Auto,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
         }
     }
 
@@ -249,6 +308,52 @@ impl ClientBuilder {
         self
     }
 
+    /// Which era of MCP to speak (default [`Era::Auto`]: probe and follow the
+    /// server). [`Era::Modern`] fails to connect to a server that does not
+    /// answer the probe as a 2026-07-28 server, naming what it answered;
+    /// [`Era::Legacy`] sends `initialize` without a probe.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, Era};
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-legacy-server"]))
+    ///     .era(Era::Legacy)
+    ///     .connect()
+    ///     .await?;
+    /// assert_eq!(client.era(), Era::Legacy);
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn era(mut self, era: Era) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// How long a silent `server/discover` probe is waited for (default 10 s)
+    /// before the server is taken for a legacy one.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .probe_timeout(Duration::from_secs(2))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn probe_timeout(mut self, limit: Duration) -> Self {
+        self.probe_timeout = limit;
+        self
+    }
+
     /// Starts the server on the shared background thread and performs the handshake.
     ///
     /// # Errors
@@ -295,12 +400,14 @@ impl ClientBuilder {
     ///     .await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub async fn connect_with(self, run_driver: impl FnOnce(Driver)) -> Result<Client, Error> {
+    pub async fn connect_with(self, mut run_driver: impl FnMut(Driver)) -> Result<Client, Error> {
         let ClientBuilder {
             mut transport,
             client_info,
             mut requests,
             handshake_timeout,
+            era,
+            probe_timeout,
         } = self;
         let capabilities = requests.capabilities();
         requests.other = transport.handlers.request.take();
@@ -309,40 +416,287 @@ impl ClientBuilder {
         let user_notifications = transport.handlers.notification.take();
         transport.handlers.notification =
             Some(Arc::clone(&progress).into_handler(user_notifications));
-
-        let (transport, driver) = transport.spawn_with_driver()?;
-        run_driver(driver);
-        let init = match handshake(&transport, &client_info, capabilities, handshake_timeout).await
-        {
-            Ok(init) => init,
-            Err(e) => {
-                // Never leave a half-started server behind.
-                let _ = transport.close().await;
-                return Err(e);
-            }
+        // Shared, so that a server started again calls the same handlers.
+        let handlers = std::mem::take(&mut transport.handlers).share();
+        let mut start = || -> Result<Transport, Error> {
+            let (started, driver) = transport.again(handlers.handlers()).spawn_with_driver()?;
+            run_driver(driver);
+            Ok(started)
         };
-        Ok(Client {
-            transport,
-            init,
-            progress,
-            next_token: AtomicU64::new(1),
-        })
+        let hello = Hello {
+            client_info: &client_info,
+            capabilities: &capabilities,
+            handshake_timeout,
+            probe_timeout,
+        };
+        let first = start()?;
+        let outcome = match era {
+            Era::Legacy => handshake(&first, &hello, None).await,
+            Era::Auto | Era::Modern => match probe(&first, &hello).await {
+                Probe::Modern(session) => Ok(*session),
+                Probe::Legacy { version, .. } if era == Era::Auto => {
+                    handshake(&first, &hello, version.as_deref()).await
+                }
+                Probe::Exited(_) if era == Era::Auto => {
+                    // It exited on the probe: a legacy server that dies on
+                    // unknown requests. Started again, once, for the handshake.
+                    let _ = first.close().await;
+                    event!(info, "MCP server exited on the probe: starting it again");
+                    let again = start()?;
+                    let outcome = handshake(&again, &hello, None).await;
+                    return finish(again, outcome, progress).await;
+                }
+                Probe::Legacy { answer, .. } | Probe::Exited(answer) => {
+                    Err(Error::Protocol(format!(
+                    "the server does not speak MCP {} (Era::Modern): server/discover got {answer}",
+                    MODERN_PROTOCOL_VERSIONS.join(", ")
+                )))
+                }
+                Probe::Failed(error) => Err(error),
+            },
+        };
+        finish(first, outcome, progress).await
     }
+}
+
+/// The client, or the error after closing the server (never left half-started).
+async fn finish(
+    transport: Transport,
+    outcome: Result<Session, Error>,
+    progress: Arc<ProgressRoutes>,
+) -> Result<Client, Error> {
+    match outcome {
+        Ok(session) => {
+            event!(info, era = ?session.era, protocol_version = %session.protocol_version, "MCP session ready");
+            Ok(Client {
+                transport,
+                session,
+                log_level: std::sync::Mutex::new(None),
+                progress,
+                next_token: AtomicU64::new(1),
+            })
+        }
+        Err(error) => {
+            let _ = transport.close().await;
+            Err(error)
+        }
+    }
+}
+
+/// What the client tells a server about itself.
+struct Hello<'a> {
+    client_info: &'a Implementation,
+    capabilities: &'a Value,
+    handshake_timeout: Duration,
+    probe_timeout: Duration,
+}
+
+impl Hello<'_> {
+    /// The protocol fields every 2026-07-28 request carries in `_meta`.
+    fn modern_meta(&self, version: &str) -> Map<String, Value> {
+        let mut meta = Map::new();
+        meta.insert(META_VERSION.into(), json!(version));
+        meta.insert(META_CLIENT_INFO.into(), json!(self.client_info));
+        meta.insert(META_CAPABILITIES.into(), self.capabilities.clone());
+        meta
+    }
+}
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// UnsupportedProtocolVersion: a modern server that does not speak the version asked for.
+const UNSUPPORTED_VERSION: i64 = -32022;
+/// The error codes reserved for the MCP specification: only a modern server sends them.
+const MODERN_ERRORS: std::ops::RangeInclusive<i64> = -32099..=-32020;
+
+/// What a client and its server agreed on.
+#[derive(Debug)]
+struct Session {
+    era: Era,
+    protocol_version: String,
+    capabilities: ServerCapabilities,
+    server_info: Implementation,
+    instructions: Option<String>,
+    /// The protocol fields of every request, in the modern era.
+    meta: Option<Map<String, Value>>,
+}
+
+/// How the probe ended.
+enum Probe {
+    Modern(Box<Session>),
+    /// A legacy server; `version`: the legacy revision its answer named, if any.
+    Legacy {
+        version: Option<String>,
+        answer: String,
+    },
+    /// The server exited instead of answering.
+    Exited(String),
+    Failed(Error),
+}
+
+/// The stdio binding's probe: `server/discover` with the newest modern version.
+async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
+    let mut version = MODERN_PROTOCOL_VERSIONS[0].to_owned();
+    let mut tried = Vec::new();
+    loop {
+        let params = json!({ "_meta": hello.modern_meta(&version) });
+        let limit = RequestOptions::new().timeout(hello.probe_timeout);
+        let answer = transport
+            .send_request_with("server/discover", Some(params), limit)
+            .await;
+        tried.push(version.clone());
+        let error = match answer {
+            Ok(result) => return discovered(result, hello),
+            Err(error) => error,
+        };
+        event!(debug, error = %error, "server/discover failed");
+        let rpc = error.rpc_error().cloned();
+        match rpc {
+            Some(rpc) if rpc.code == UNSUPPORTED_VERSION => {
+                let supported: Vec<String> = rpc
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("supported"))
+                    .and_then(|s| serde_json::from_value(s.clone()).ok())
+                    .unwrap_or_default();
+                match pick(&supported) {
+                    Some(Pick::Modern(next)) if tried.contains(&next) => {
+                        return Probe::Failed(Error::Protocol(format!(
+                            "the server refused MCP {next} yet lists it as supported ({})",
+                            supported.join(", ")
+                        )))
+                    }
+                    Some(Pick::Modern(next)) => version = next,
+                    Some(Pick::Legacy(legacy)) => {
+                        return Probe::Legacy {
+                            version: Some(legacy),
+                            answer: error.to_string(),
+                        }
+                    }
+                    _ => return Probe::Failed(no_common_version(&supported)),
+                }
+            }
+            Some(rpc) if MODERN_ERRORS.contains(&rpc.code) => return Probe::Failed(error),
+            _ => {
+                let answer = error.to_string();
+                return match error {
+                    Error::Exited { .. }
+                    | Error::NotAlive
+                    | Error::StdoutClosed
+                    | Error::LeftLoop => Probe::Exited(answer),
+                    _ => Probe::Legacy {
+                        version: None,
+                        answer,
+                    },
+                };
+            }
+        }
+    }
+}
+
+/// The newest version this client and a server's list have in common.
+enum Pick {
+    Modern(String),
+    Legacy(String),
+}
+
+fn pick(supported: &[String]) -> Option<Pick> {
+    let has = |v: &&&str| supported.iter().any(|s| s == **v);
+    if let Some(v) = MODERN_PROTOCOL_VERSIONS.iter().find(has) {
+        return Some(Pick::Modern((*v).to_owned()));
+    }
+    SUPPORTED_PROTOCOL_VERSIONS
+        .iter()
+        .find(has)
+        .map(|v| Pick::Legacy((*v).to_owned()))
+}
+
+fn no_common_version(supported: &[String]) -> Error {
+    Error::Protocol(format!(
+        "the server speaks MCP {}, and this client {}: no version in common",
+        if supported.is_empty() {
+            "(no version listed)".to_owned()
+        } else {
+            supported.join(", ")
+        },
+        MODERN_PROTOCOL_VERSIONS
+            .iter()
+            .chain(SUPPORTED_PROTOCOL_VERSIONS.iter())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+/// A `DiscoverResult`: the server is modern (or lists only legacy versions).
+fn discovered(result: Value, hello: &Hello<'_>) -> Probe {
+    #[derive(Deserialize)]
+    struct DiscoverResult {
+        #[serde(rename = "supportedVersions")]
+        supported_versions: Vec<String>,
+        #[serde(default)]
+        capabilities: ServerCapabilities,
+        #[serde(default)]
+        instructions: Option<String>,
+        #[serde(rename = "_meta", default)]
+        meta: Map<String, Value>,
+    }
+    if let Err(error) = call::complete("server/discover", &result) {
+        return Probe::Failed(error);
+    }
+    let found: DiscoverResult = match decode("server/discover", result) {
+        Ok(found) => found,
+        Err(error) => return Probe::Failed(error),
+    };
+    let version = match pick(&found.supported_versions) {
+        Some(Pick::Modern(version)) => version,
+        Some(Pick::Legacy(version)) => {
+            return Probe::Legacy {
+                answer: format!(
+                    "a DiscoverResult listing {}",
+                    found.supported_versions.join(", ")
+                ),
+                version: Some(version),
+            }
+        }
+        None => return Probe::Failed(no_common_version(&found.supported_versions)),
+    };
+    let server_info = found
+        .meta
+        .get(META_SERVER_INFO)
+        .and_then(|info| serde_json::from_value(info.clone()).ok())
+        .unwrap_or_else(|| Implementation {
+            name: String::new(),
+            version: String::new(),
+            title: None,
+            extra: Extra::new(),
+        });
+    Probe::Modern(Box::new(Session {
+        era: Era::Modern,
+        meta: Some(hello.modern_meta(&version)),
+        protocol_version: version,
+        capabilities: found.capabilities,
+        server_info,
+        instructions: found.instructions,
+    }))
 }
 
 async fn handshake(
     transport: &Transport,
-    client_info: &Implementation,
-    capabilities: Value,
-    limit: Duration,
-) -> Result<InitializeResult, Error> {
-    let offered = SUPPORTED_PROTOCOL_VERSIONS[0];
+    hello: &Hello<'_>,
+    version: Option<&str>,
+) -> Result<Session, Error> {
+    let offered = version.unwrap_or(SUPPORTED_PROTOCOL_VERSIONS[0]);
     let params = json!({
         "protocolVersion": offered,
-        "capabilities": capabilities,
-        "clientInfo": client_info,
+        "capabilities": hello.capabilities,
+        "clientInfo": hello.client_info,
     });
-    let options = RequestOptions::new().timeout(transport.timeout().unwrap_or(limit));
+    let options =
+        RequestOptions::new().timeout(transport.timeout().unwrap_or(hello.handshake_timeout));
     let answer = transport
         .send_request_with("initialize", Some(params), options)
         .await?;
@@ -356,8 +710,14 @@ async fn handshake(
         )));
     }
     transport.send_notification("notifications/initialized", None)?;
-    event!(info, protocol_version = %init.protocol_version, "MCP handshake done");
-    Ok(init)
+    Ok(Session {
+        era: Era::Legacy,
+        protocol_version: init.protocol_version,
+        capabilities: init.capabilities,
+        server_info: init.server_info,
+        instructions: init.instructions,
+        meta: None,
+    })
 }
 
 fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
@@ -389,7 +749,9 @@ fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
 /// ```
 pub struct Client {
     transport: Transport,
-    init: InitializeResult,
+    session: Session,
+    /// The level asked for with `set_logging_level`, sent in each modern request.
+    log_level: std::sync::Mutex<Option<LoggingLevel>>,
     progress: Arc<ProgressRoutes>,
     next_token: AtomicU64,
 }
@@ -444,7 +806,7 @@ impl Client {
     /// ```
     #[must_use]
     pub fn server_info(&self) -> &Implementation {
-        &self.init.server_info
+        &self.session.server_info
     }
 
     /// The capabilities the server declared.
@@ -461,7 +823,7 @@ impl Client {
     /// ```
     #[must_use]
     pub fn server_capabilities(&self) -> &ServerCapabilities {
-        &self.init.capabilities
+        &self.session.capabilities
     }
 
     /// The protocol revision both sides agreed on.
@@ -476,7 +838,25 @@ impl Client {
     /// ```
     #[must_use]
     pub fn protocol_version(&self) -> &str {
-        &self.init.protocol_version
+        &self.session.protocol_version
+    }
+
+    /// The era this client speaks with its server: [`Era::Modern`] or
+    /// [`Era::Legacy`] (decided once, at connect).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, Era};
+    ///
+    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// assert_ne!(client.era(), Era::Auto);
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    #[must_use]
+    pub fn era(&self) -> Era {
+        self.session.era
     }
 
     /// The server's usage instructions, if it gave any.
@@ -493,7 +873,7 @@ impl Client {
     /// ```
     #[must_use]
     pub fn instructions(&self) -> Option<&str> {
-        self.init.instructions.as_deref()
+        self.session.instructions.as_deref()
     }
 
     /// The underlying transport (for raw requests, `respond`, `stderr_tail`, …).
@@ -517,7 +897,27 @@ impl Client {
         method: &str,
         params: Option<Value>,
     ) -> Result<T, Error> {
-        decode(method, self.transport.send_request(method, params).await?)
+        decode(
+            method,
+            self.request(method, params, CallOptions::new()).await?,
+        )
+    }
+
+    /// The protocol fields of a request in this session's era (none in the
+    /// legacy era, where the handshake carried them).
+    fn protocol(&self) -> call::Protocol {
+        let Some(meta) = &self.session.meta else {
+            return call::Protocol::default();
+        };
+        let mut meta = meta.clone();
+        let level = *self
+            .log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(level) = level {
+            meta.insert(META_LOG_LEVEL.into(), json!(level));
+        }
+        call::Protocol { meta: Some(meta) }
     }
 
     /// Sends any request with per-call `options` (time limits, extra `_meta`,
@@ -560,9 +960,11 @@ impl Client {
                 self.next_token.fetch_add(1, Ordering::Relaxed)
             ))
         };
+        let protocol = self.protocol();
         call::call(
             &self.transport,
             &self.progress,
+            protocol,
             token,
             method,
             params,
@@ -582,7 +984,7 @@ impl Client {
         let mut seen = HashSet::new();
         loop {
             let params = cursor.take().map(|c| json!({ "cursor": c }));
-            let mut page = self.transport.send_request(method, params).await?;
+            let mut page = self.request(method, params, CallOptions::new()).await?;
             let list = page.get_mut(key).map(Value::take).unwrap_or(Value::Null);
             if !list.is_null() {
                 items.extend(decode::<Vec<T>>(method, list)?);
@@ -616,7 +1018,14 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn ping(&self) -> Result<(), Error> {
-        self.transport.send_request("ping", None).await.map(drop)
+        // 2026-07-28 has no ping: its lightest request is server/discover.
+        let method = match self.session.era {
+            Era::Modern => "server/discover",
+            _ => "ping",
+        };
+        self.request(method, None, CallOptions::new())
+            .await
+            .map(drop)
     }
 
     /// Every tool, across all pages.
@@ -862,10 +1271,14 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
-        self.transport
-            .send_request("resources/subscribe", Some(json!({ "uri": uri })))
-            .await
-            .map(drop)
+        self.legacy_only("resources/subscribe")?;
+        self.request(
+            "resources/subscribe",
+            Some(json!({ "uri": uri })),
+            CallOptions::new(),
+        )
+        .await
+        .map(drop)
     }
 
     /// Stops the updates [`subscribe`](Self::subscribe) asked for.
@@ -884,10 +1297,26 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
-        self.transport
-            .send_request("resources/unsubscribe", Some(json!({ "uri": uri })))
-            .await
-            .map(drop)
+        self.legacy_only("resources/unsubscribe")?;
+        self.request(
+            "resources/unsubscribe",
+            Some(json!({ "uri": uri })),
+            CallOptions::new(),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Refuses a method 2026-07-28 removed, saying what replaced it.
+    fn legacy_only(&self, method: &str) -> Result<(), Error> {
+        match self.session.era {
+            Era::Modern => Err(Error::Protocol(format!(
+                "MCP {} has no {method}: resource updates come through subscriptions/listen, \
+                 which this client does not open yet",
+                self.session.protocol_version
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// The least severe `notifications/message` the server should send.
@@ -905,10 +1334,21 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
-        self.transport
-            .send_request("logging/setLevel", Some(json!({ "level": level })))
-            .await
-            .map(drop)
+        if self.session.era == Era::Modern {
+            // 2026-07-28 has no logging/setLevel: the level rides on each request.
+            *self
+                .log_level
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(level);
+            return Ok(());
+        }
+        self.request(
+            "logging/setLevel",
+            Some(json!({ "level": level })),
+            CallOptions::new(),
+        )
+        .await
+        .map(drop)
     }
 
     /// Completion suggestions for argument `name` (typed so far: `value`) of the
@@ -958,8 +1398,8 @@ impl Client {
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
-            .field("server", &self.init.server_info.name)
-            .field("protocol_version", &self.init.protocol_version)
+            .field("server", &self.session.server_info.name)
+            .field("protocol_version", &self.session.protocol_version)
             .field("transport", &self.transport)
             .finish_non_exhaustive()
     }

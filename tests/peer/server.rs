@@ -10,7 +10,15 @@
 //! (never read stdin), `--grandchild` (start a long-lived, silent copy of itself that
 //! shares the pipes), `--watchdog SECS` (exit after that long whatever happens; default 60),
 //! `--paged` (list tools one per page), `--initialize MODE` (answer `initialize`
-//! with protocol version MODE, or `exit` to die, or `never` to stay silent).
+//! with protocol version MODE, or `exit` to die, or `never` to stay silent),
+//! `--discover MODE` (its answer to the 2026-07-28 probe `server/discover`:
+//! `modern` speaks only 2026-07-28 and refuses `initialize`; `dual` speaks both
+//! eras; `silent` never answers it; `exit` dies on it; `offer:V1,V2` answers
+//! `-32022` listing V1, V2 unless the version asked for is one of them;
+//! `reject-first` answers the first probe `-32022` listing 2026-07-28;
+//! `result-type:T` is modern but tags every other result `resultType: T`;
+//! `malformed` answers it without `supportedVersions`).
+//! Without it the peer is a legacy server: `server/discover` is an unknown method.
 
 mod demo;
 
@@ -57,6 +65,7 @@ struct Flags {
     watchdog: u64,
     paged: bool,
     initialize: Option<String>,
+    discover: Option<String>,
 }
 
 fn flags() -> Flags {
@@ -69,6 +78,7 @@ fn flags() -> Flags {
         watchdog: 60,
         paged: false,
         initialize: None,
+        discover: None,
     };
     let mut args = env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -80,6 +90,7 @@ fn flags() -> Flags {
             "--grandchild" => f.grandchild = true,
             "--paged" => f.paged = true,
             "--initialize" => f.initialize = args.next(),
+            "--discover" => f.discover = args.next(),
             "--watchdog" => f.watchdog = args.next().and_then(|s| s.parse().ok()).unwrap_or(60),
             other => {
                 eprintln!("stdio-mcp-peer: unknown flag {other}");
@@ -129,6 +140,8 @@ fn main() {
     let mut peer = Peer {
         paged: flags.paged,
         initialize: flags.initialize.clone(),
+        discover: flags.discover.clone(),
+        probes: 0,
         out,
         received: Vec::new(),
         asks: HashMap::new(),
@@ -156,6 +169,8 @@ fn main() {
 struct Peer {
     paged: bool,
     initialize: Option<String>,
+    discover: Option<String>,
+    probes: u32,
     out: Out,
     received: Vec<String>,
     /// Server requests we sent (by their id) and the client request waiting on each.
@@ -197,7 +212,118 @@ impl Peer {
         }
     }
 
+    /// The versions this peer speaks in the 2026-07-28 way, if it is modern.
+    fn modern_versions(&self) -> Option<Vec<String>> {
+        let mode = self.discover.as_deref()?;
+        Some(match mode {
+            "modern" | "reject-first" => vec!["2026-07-28".into()],
+            "dual" => vec!["2026-07-28".into(), "2025-11-25".into()],
+            m if m.starts_with("result-type:") => vec!["2026-07-28".into()],
+            m if m.starts_with("offer:") => m[6..].split(',').map(str::to_owned).collect(),
+            _ => return None,
+        })
+    }
+
+    /// The 2026-07-28 side: `server/discover`, and the protocol version every
+    /// request must carry. `Some` when the request was answered here.
+    fn modern(&mut self, id: &Value, method: &str, params: &Value) -> Option<()> {
+        let mode = self.discover.clone()?;
+        if method == "server/discover" {
+            match mode.as_str() {
+                "silent" => return Some(()),
+                "exit" => process::exit(7),
+                "malformed" => {
+                    answer(
+                        &self.out,
+                        id,
+                        Ok(json!({ "resultType": "complete", "capabilities": {} })),
+                    );
+                    return Some(());
+                }
+                _ => {}
+            }
+        }
+        let versions = self.modern_versions()?;
+        if method == "test/received" {
+            // The tests' window on the wire works in either era.
+            return None;
+        }
+        let asked = params["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str();
+        if method == "initialize" {
+            // A modern-only peer has no handshake.
+            let legacy = versions.iter().any(|v| v.as_str() < "2026-07-28");
+            return (!legacy).then(|| {
+                answer(
+                    &self.out,
+                    id,
+                    Err((-32601, "Method not found: initialize".into())),
+                )
+            });
+        }
+        let Some(asked) = asked else {
+            // A request without the 2026-07-28 fields: only a dual peer takes it.
+            return (mode != "dual" && !versions.iter().any(|v| v.as_str() < "2026-07-28")).then(
+                || {
+                    answer(
+                        &self.out,
+                        id,
+                        Err((
+                            -32602,
+                            "missing io.modelcontextprotocol/protocolVersion".into(),
+                        )),
+                    )
+                },
+            );
+        };
+        let unsupported = !versions.iter().any(|v| v == asked)
+            || (mode == "reject-first" && method == "server/discover" && self.probes == 0);
+        if method == "server/discover" {
+            self.probes += 1;
+        }
+        if unsupported {
+            let error = json!({ "code": -32022, "message": "Unsupported protocol version",
+                                "data": { "supported": versions, "requested": asked } });
+            send(
+                &self.out,
+                &json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+            );
+            return Some(());
+        }
+        if method == "server/discover" {
+            let result = json!({
+                "resultType": "complete",
+                "supportedVersions": versions,
+                "capabilities": { "tools": {}, "prompts": {}, "resources": {} },
+                "instructions": "A demo server: try the echo, add and countdown tools.",
+                "ttlMs": 60000,
+                "cacheScope": "public",
+                "_meta": { "io.modelcontextprotocol/serverInfo": { "name": "stdio-mcp-demo", "version": "0.1.0" } },
+            });
+            answer(&self.out, id, Ok(result));
+            return Some(());
+        }
+        None
+    }
+
     fn request(&mut self, id: Value, method: &str, params: Value) {
+        if self.modern(&id, method, &params).is_some() {
+            return;
+        }
+        if let Some(tag) = self
+            .discover
+            .as_deref()
+            .and_then(|m| m.strip_prefix("result-type:"))
+        {
+            if method != "test/received" {
+                let out = Arc::clone(&self.out);
+                let mut ignore = |_: &str, _: Value| {};
+                let mut result = demo::handle(method, &params, &mut ignore)
+                    .and_then(Result::ok)
+                    .unwrap_or_else(|| json!({}));
+                result["resultType"] = json!(tag);
+                return answer(&out, &id, Ok(result));
+            }
+        }
         let out = Arc::clone(&self.out);
         let mut notify = |method: &str, params: Value| {
             send(
