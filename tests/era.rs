@@ -313,3 +313,29 @@ async fn modern_under_async_std() {
 async fn modern_under_tokio() {
     common::within(10, modern_round()).await;
 }
+
+#[test]
+fn each_explicit_era_against_each_kind_of_server() {
+    run(20, async {
+        for (server, era, speaks) in [
+            (discover("modern"), Era::Modern, Some(Era::Modern)),
+            (discover("dual"), Era::Modern, Some(Era::Modern)),
+            (discover("dual"), Era::Legacy, Some(Era::Legacy)),
+            (peer(&[]), Era::Legacy, Some(Era::Legacy)),
+            (discover("silent"), Era::Modern, None),
+            (discover("silent"), Era::Legacy, Some(Era::Legacy)),
+            (discover("exit"), Era::Legacy, Some(Era::Legacy)),
+        ] {
+            let outcome = connect(server, era).await;
+            match (speaks, outcome) {
+                (Some(expected), Ok(client)) => {
+                    assert_eq!(client.era(), expected, "{era:?}");
+                    client.ping().await.unwrap();
+                    client.close().await.unwrap();
+                }
+                (None, Err(error)) => assert!(!error.to_string().is_empty()),
+                (expected, outcome) => panic!("{era:?}: expected {expected:?}, got {outcome:?}"),
+            }
+        }
+    });
+}

@@ -1399,6 +1399,7 @@ impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("server", &self.session.server_info.name)
+            .field("era", &self.session.era)
             .field("protocol_version", &self.session.protocol_version)
             .field("transport", &self.transport)
             .finish_non_exhaustive()
