@@ -742,11 +742,57 @@ fn rows() -> Vec<Row> {
     ]
 }
 
+/// The client on the background thread against the bench server, in the era
+/// `modern` says: `n` sequential tool calls (µs each), or `n` calls with
+/// WINDOW in flight (calls per second).
+fn client_calls(modern: bool, n: u64, pipelined: bool) -> f64 {
+    use stdio_mcp::client::{Client, Era};
+    let args: &[&str] = if modern {
+        &[SERVER, "--modern"]
+    } else {
+        &[SERVER]
+    };
+    futures::executor::block_on(async {
+        let client = Client::builder(Transport::builder(args))
+            .era(if modern { Era::Modern } else { Era::Legacy })
+            .connect()
+            .await
+            .unwrap();
+        let call = || client.call_tool("echo", json!({ "n": 1 }));
+        for _ in 0..1000 {
+            call().await.unwrap();
+        }
+        let start = Instant::now();
+        if pipelined {
+            let mut in_flight = FuturesUnordered::new();
+            let mut sent = 0;
+            while sent < n || !in_flight.is_empty() {
+                while sent < n && in_flight.len() < WINDOW {
+                    in_flight.push(call());
+                    sent += 1;
+                }
+                in_flight.next().await.unwrap().unwrap();
+            }
+        } else {
+            for _ in 0..n {
+                call().await.unwrap();
+            }
+        }
+        let secs = start.elapsed().as_secs_f64();
+        client.close().await.unwrap();
+        if pipelined {
+            n as f64 / secs
+        } else {
+            secs * 1e6 / n as f64
+        }
+    })
+}
+
 fn child_main(label: &str) {
     if let Ok(spec) = env::var("BENCH_ONE") {
         // For profiling one workload: BENCH_ONE=workload,mode[,size MiB,rounds]
         // with workload seq|pipe|notify|spawn|spawn-paired|blob|floor|local-floor and mode
-        // raw|thread|local|same.
+        // raw|thread|local|same; or client-seq|client-pipe with mode modern|legacy.
         let parts: Vec<&str> = spec.split(',').collect();
         let mode = match parts.get(1).copied().unwrap_or("thread") {
             "raw" => None,
@@ -767,6 +813,8 @@ fn child_main(label: &str) {
             ("spawn", None) => spawn_raw(arg(2, 200)),
             ("spawn", Some(m)) => spawn(m, arg(2, 200)),
             ("spawn-paired", _) => spawn_paired(arg(2, 300)).0,
+            ("client-seq", _) => client_calls(parts[1] == "modern", arg(2, 20_000), false),
+            ("client-pipe", _) => client_calls(parts[1] == "modern", arg(2, 100_000), true),
             ("blob", None) => blob_raw(arg(2, 8) << 20, arg(3, 10)),
             ("blob", Some(m)) => blob(m, arg(2, 8) << 20, arg(3, 10)),
             _ => panic!("unknown workload {spec}"),
@@ -831,6 +879,25 @@ fn child_main(label: &str) {
     println!(
         "{label}: seq floor of a two-task LocalExecutor async-io client (no transport): {floor:.2} us/call = {ratio:.2}x raw"
     );
+    // The 2026-07-28 era puts the protocol fields in every request's _meta:
+    // what that costs, modern against legacy in blocks (the client on the thread).
+    let (n_seq, n_pipe) = (scaled(20_000, 2_000), scaled(100_000, 10_000));
+    for (name, unit, pipelined, n) in [
+        ("seq", "us/call", false, n_seq),
+        ("pipe (256)", "calls/s", true, n_pipe),
+    ] {
+        let (legacy, modern) = in_blocks(
+            || client_calls(false, n, pipelined),
+            1,
+            |_| client_calls(true, n, pipelined),
+        );
+        let (modern, ratio) = modern[0];
+        println!(
+            "{label}: client tools/call {name}: modern era {} vs legacy {} {unit} = {ratio:.3}x legacy",
+            fmt(modern),
+            fmt(legacy)
+        );
+    }
     let (ratio, raw, ours) = spawn_paired(scaled(500, 50));
     println!(
         "{label}: spawn+init+close on the thread, rounds in turn with raw's: median round {ours:.3} ms vs raw {raw:.3} ms; median of the rounds' ratios {ratio:.3}x"

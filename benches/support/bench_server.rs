@@ -4,6 +4,8 @@
 //! (returns its arguments), `blob` (a text of `bytes` bytes of `x`) and `notify`
 //! (`count` progress notifications, then its result). Answers are buffered and
 //! flushed whenever no more input is waiting, so pipelined requests cost few writes.
+//! With `--modern` it also answers the 2026-07-28 probe `server/discover`, so a
+//! client speaks that revision to it; without, the probe is an unknown method.
 
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 
@@ -26,6 +28,7 @@ fn main() -> io::Result<()> {
     // call made the server's cost depend on where its allocator happened to trim
     // its heap, which differed with the byte layout of each client's request.
     let mut blob = Vec::new();
+    let modern = std::env::args().any(|a| a == "--modern");
     loop {
         // Flush before we could block on input: never sit on an answer.
         if input.buffer().is_empty() {
@@ -48,6 +51,12 @@ fn main() -> io::Result<()> {
                 "serverInfo": { "name": "stdio-mcp-bench-server", "version": "1" }
             }),
             "ping" => json!({}),
+            "server/discover" if modern => json!({
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": { "tools": {} },
+                "_meta": { "io.modelcontextprotocol/serverInfo": { "name": "stdio-mcp-bench-server", "version": "1" } }
+            }),
             "tools/list" => json!({ "tools": [] }),
             "tools/call" => {
                 let args = &request.params["arguments"];
