@@ -319,7 +319,13 @@ impl Builder {
         mut self,
         handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
     ) -> Self {
-        self.handlers.request = Some(Box::new(handler));
+        let mut handler = handler;
+        self.handlers.request = Some(Box::new(move |request: &ServerRequest| {
+            match handler(request) {
+                Some(outcome) => crate::route::Reply::Now(outcome),
+                None => crate::route::Reply::None,
+            }
+        }));
         self
     }
 

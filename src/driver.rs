@@ -255,6 +255,10 @@ impl Inner {
     fn poll_once(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.flush(cx);
         self.read_stdout(cx);
+        // Handlers answering the server's requests; what they answer now is
+        // written at once.
+        self.router.poll_replies(cx);
+        self.flush(cx);
         self.read_stderr(cx);
         self.watch_exit(cx);
         self.climb_ladder(cx);

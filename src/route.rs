@@ -5,6 +5,11 @@ use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use futures::FutureExt;
 
 use serde_json::Value;
 
@@ -16,8 +21,21 @@ use crate::shared::{Shared, Slot};
 
 pub(crate) type StderrHandler = Box<dyn FnMut(&str) + Send>;
 pub(crate) type NotificationHandler = Box<dyn FnMut(&Notification) + Send>;
-pub(crate) type RequestHandler =
-    Box<dyn FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send>;
+pub(crate) type RequestHandler = Box<dyn FnMut(&ServerRequest) -> Reply + Send>;
+
+/// How a request handler answers the server.
+pub(crate) enum Reply {
+    /// Written back at once.
+    Now(Result<Value, RpcError>),
+    /// Written back when the future completes; the driver polls it beside its
+    /// I/O, so a handler that waits (for a person) holds up nothing else.
+    Later(BoxFuture<'static, Result<Value, RpcError>>),
+    /// Not answered here (`Transport::respond` may answer it).
+    None,
+}
+
+/// A reply under way: the request's id, and the future of its outcome.
+type Pending = BoxFuture<'static, (Value, Option<Result<Value, RpcError>>)>;
 pub(crate) type DiscardHandler = Box<dyn FnMut(&DiscardedLine) + Send>;
 
 /// The user's callbacks. They run on the driver, one at a time, never under a lock.
@@ -98,11 +116,17 @@ impl fmt::Debug for Handlers {
 pub(crate) struct Router {
     shared: Arc<Shared>,
     handlers: Handlers,
+    /// Replies whose handlers are still at work.
+    replies: FuturesUnordered<Pending>,
 }
 
 impl Router {
     pub(crate) fn new(shared: Arc<Shared>, handlers: Handlers) -> Self {
-        Router { shared, handlers }
+        Router {
+            shared,
+            handlers,
+            replies: FuturesUnordered::new(),
+        }
     }
 
     /// Handles one stdout line, already stripped of its line ending.
@@ -139,19 +163,41 @@ impl Router {
                 let Some(handler) = &mut self.handlers.request else {
                     return;
                 };
-                let answer = catch_unwind(AssertUnwindSafe(|| handler(&request)));
-                if let Ok(Some(outcome)) = answer {
-                    // Queued like any other line: the driver is woken to write it.
-                    self.shared.for_driver(|state| {
-                        let open = state.phase.is_open();
-                        if open {
-                            push_response(&mut state.outgoing, &request.id, &outcome);
-                        }
-                        open
-                    });
+                match catch_unwind(AssertUnwindSafe(|| handler(&request))) {
+                    Ok(Reply::Now(outcome)) => self.respond(&request.id, &outcome),
+                    Ok(Reply::Later(future)) => {
+                        let id = request.id;
+                        // A panic in the handler is contained: no answer, as for `Now`.
+                        self.replies.push(Box::pin(async move {
+                            let outcome = AssertUnwindSafe(future).catch_unwind().await.ok();
+                            (id, outcome)
+                        }));
+                    }
+                    Ok(Reply::None) | Err(_) => {}
                 }
             }
             Incoming::Invalid(reason) => self.discard(reason, line),
+        }
+    }
+
+    /// Queues the answer to a server request, like any other line: the driver
+    /// is woken to write it.
+    fn respond(&self, id: &Value, outcome: &Result<Value, RpcError>) {
+        self.shared.for_driver(|state| {
+            let open = state.phase.is_open();
+            if open {
+                push_response(&mut state.outgoing, id, outcome);
+            }
+            open
+        });
+    }
+
+    /// Polls the handlers still at work and queues the answers that are ready.
+    pub(crate) fn poll_replies(&mut self, cx: &mut Context<'_>) {
+        while let Poll::Ready(Some((id, outcome))) = self.replies.poll_next_unpin(cx) {
+            if let Some(outcome) = outcome {
+                self.respond(&id, &outcome);
+            }
         }
     }
 
@@ -184,7 +230,7 @@ pub(crate) mod replay {
     use std::sync::{Arc, Mutex};
 
     use crate::framing::{Line, LineBuffer};
-    use crate::route::{Handlers, Router};
+    use crate::route::{Handlers, Reply, Router};
     use crate::shared::{Shared, Slot};
 
     /// Feeds `data` to a transport with requests 1 to 8 waiting, in reads of the
@@ -213,7 +259,7 @@ pub(crate) mod replay {
             })),
             request: Some(Box::new(move |r| {
                 request(format!("{} {} {:?}", r.id, r.method, r.params));
-                None
+                Reply::None
             })),
             discarded: Some(Box::new(move |d| {
                 discarded(format!("{} {:?}", d.reason, d.line))

@@ -246,9 +246,9 @@ fn handlers_answer_and_are_declared_as_capabilities() {
             (r.method == "x/custom").then(|| Ok(json!({"custom": true})))
         }))
         .client_info("tester", "9.9")
-        .on_roots_list(|_| Some(Ok(json!({"roots": [{"uri": "file:///tmp", "name": "tmp"}]}))))
-        .on_sampling(|r| Some(Ok(json!({"role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m", "echo": r.params}))))
-        .on_elicitation(|_| Some(Ok(json!({"action": "decline"}))))
+        .on_roots_list(|_| async { Ok(json!({"roots": [{"uri": "file:///tmp", "name": "tmp"}]})) })
+        .on_sampling(|r| async move { Ok(json!({"role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m", "echo": r.params})) })
+        .on_elicitation(|_| async { Ok(json!({"action": "decline"})) })
         .connect()
         .await
         .unwrap();
@@ -344,4 +344,50 @@ fn fields_the_types_do_not_model_are_kept() {
     assert!(matches!(&result.content[5], Content::Other(v) if v["beam"] == 7));
     // Nothing lost: it serializes back to what was on the wire.
     assert_eq!(serde_json::to_value(&result).unwrap(), wire);
+}
+
+#[test]
+fn a_waiting_handler_stalls_nothing() {
+    run(20, async {
+        // The elicitation handler waits for a person (here: a channel we hold).
+        let (person, answer) = futures::channel::oneshot::channel::<Value>();
+        let answer = Arc::new(Mutex::new(Some(answer)));
+        let client = Client::builder(peer(&[]))
+            .on_elicitation(move |_request| {
+                let answer = answer.lock().unwrap().take();
+                async move {
+                    match answer {
+                        Some(answer) => Ok(answer.await.unwrap_or(json!({"action": "cancel"}))),
+                        None => Ok(json!({"action": "decline"})),
+                    }
+                }
+            })
+            .connect()
+            .await
+            .unwrap();
+        let asking = client.transport().send_request(
+            "test/ask",
+            Some(json!({"method": "elicitation/create", "params": {"message": "name?"}})),
+        );
+        // While it waits, the same server answers other requests...
+        for i in 0..20 {
+            let echoed = client
+                .transport()
+                .send_request("test/echo", Some(json!({ "i": i })))
+                .await
+                .unwrap();
+            assert_eq!(echoed["i"], i);
+        }
+        // ...and so does another server on the same background thread.
+        let other = Client::connect(peer(&[])).await.unwrap();
+        other.ping().await.unwrap();
+        other.close().await.unwrap();
+        // The person answers; the server gets it.
+        person
+            .send(json!({"action": "accept", "content": {"name": "Ada"}}))
+            .unwrap();
+        let answered = asking.await.unwrap();
+        assert_eq!(answered["answer"]["result"]["content"]["name"], "Ada");
+        client.close().await.unwrap();
+    });
 }

@@ -302,16 +302,16 @@ fn everything_asks_our_sampling_and_roots_handlers() {
         plain.close().await.unwrap();
 
         let client = Client::builder(builder)
-            .on_sampling(|r| {
+            .on_sampling(|r| async move {
                 let asked = r.params.as_ref().unwrap()["messages"][0]["content"]["text"].clone();
-                Some(Ok(json!({
+                Ok(json!({
                     "role": "assistant",
                     "content": { "type": "text", "text": format!("sampled: {}", asked.as_str().unwrap_or("")) },
                     "model": "stdio-mcp-test-model",
                     "stopReason": "endTurn"
-                })))
+                }))
             })
-            .on_roots_list(|_| Some(Ok(json!({ "roots": [{ "uri": "file:///srv/project", "name": "project" }] }))))
+            .on_roots_list(|_| async { Ok(json!({ "roots": [{ "uri": "file:///srv/project", "name": "project" }] })) })
             .connect()
             .await
             .unwrap();

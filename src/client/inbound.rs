@@ -2,30 +2,46 @@
 //! `sampling/createMessage`, `elicitation/create`) and the progress of calls.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
 
 use serde_json::{json, Value};
 
 use crate::error::RpcError;
 use crate::message::{Notification, ServerRequest};
-use crate::route::{NotificationHandler, RequestHandler};
+use crate::route::{NotificationHandler, Reply, RequestHandler};
 
 use super::types::Progress;
 
-/// Answers a server request: `Some(outcome)` now, or `None` to answer later with
-/// [`Transport::respond`](crate::Transport::respond).
+/// Answers a server request, asynchronously: the future's outcome is the answer.
+/// It runs beside the transport's I/O, so one that waits (for a person, say)
+/// delays no other request of this server or of any other.
 ///
 /// # Examples
 ///
 /// ```
+/// use std::sync::Arc;
+/// use futures::FutureExt;
 /// use serde_json::json;
 /// use stdio_mcp::client::ServerRequestHandler;
 ///
-/// let roots: ServerRequestHandler = Box::new(|_request| Some(Ok(json!({"roots": []}))));
+/// let roots: ServerRequestHandler = Arc::new(|_request| async { Ok(json!({"roots": []})) }.boxed());
 /// # let _ = roots;
 /// ```
 pub type ServerRequestHandler =
-    Box<dyn FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send>;
+    Arc<dyn Fn(ServerRequest) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
+
+/// Makes a [`ServerRequestHandler`] of an async closure.
+pub(crate) fn handler<F, Fut>(handler: F) -> ServerRequestHandler
+where
+    F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+{
+    Arc::new(move |request| handler(request).boxed())
+}
 
 /// The handlers the user gave, and what the server may ask of each.
 #[derive(Default)]
@@ -57,15 +73,18 @@ impl ServerRequests {
         Box::new(move |request: &ServerRequest| {
             let handler = match request.method.as_str() {
                 // Liveness: always answered, as the protocol requires.
-                "ping" => return Some(Ok(json!({}))),
-                "roots/list" => self.roots.as_mut(),
-                "sampling/createMessage" => self.sampling.as_mut(),
-                "elicitation/create" => self.elicitation.as_mut(),
-                _ => self.other.as_mut(),
+                "ping" => return Reply::Now(Ok(json!({}))),
+                "roots/list" => self.roots.as_ref(),
+                "sampling/createMessage" => self.sampling.as_ref(),
+                "elicitation/create" => self.elicitation.as_ref(),
+                _ => match self.other.as_mut() {
+                    Some(other) => return other(request),
+                    None => None,
+                },
             };
             match handler {
-                Some(handler) => handler(request),
-                None => Some(Err(RpcError {
+                Some(handler) => Reply::Later(handler(request.clone())),
+                None => Reply::Now(Err(RpcError {
                     code: -32601,
                     message: format!("Method not found: {}", request.method),
                     data: None,

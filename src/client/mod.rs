@@ -24,6 +24,7 @@ mod types;
 
 use std::collections::HashSet;
 use std::fmt;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -138,8 +139,8 @@ struct InitializeResult {
     instructions: Option<String>,
 }
 
-/// Configures a [`Client`] before it connects: client info, handlers for the
-/// server's requests, the handshake's time limit.
+/// Configures a [`Client`] before it connects: client info, async handlers for
+/// what the server asks, the era, the probe's and the handshake's time limits.
 ///
 /// ```no_run
 /// # futures::executor::block_on(async {
@@ -149,7 +150,7 @@ struct InitializeResult {
 ///
 /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
 ///     .client_info("my-app", "1.0.0")
-///     .on_roots_list(|_| Some(Ok(json!({"roots": [{"uri": "file:///srv", "name": "srv"}]}))))
+///     .on_roots_list(|_| async { Ok(json!({"roots": [{"uri": "file:///srv", "name": "srv"}]})) })
 ///     .connect()
 ///     .await?;
 /// # let _ = client; Ok::<(), stdio_mcp::Error>(()) });
@@ -216,6 +217,9 @@ impl ClientBuilder {
 
     /// Answers the server's `roots/list`; declares the `roots` capability.
     ///
+    /// Handlers are async and run beside the transport's I/O: one that waits
+    /// delays no other request of this server or of any other.
+    ///
     /// # Examples
     ///
     /// ```no_run
@@ -225,21 +229,21 @@ impl ClientBuilder {
     /// use stdio_mcp::Transport;
     ///
     /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
-    ///     .on_roots_list(|_| Some(Ok(json!({"roots": [{"uri": "file:///home/me/project"}]}))))
+    ///     .on_roots_list(|_| async { Ok(json!({"roots": [{"uri": "file:///home/me/project"}]})) })
     ///     .connect()
     ///     .await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub fn on_roots_list(
-        mut self,
-        handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
-    ) -> Self {
-        self.requests.roots = Some(Box::new(handler));
+    pub fn on_roots_list<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.requests.roots = Some(inbound::handler(handler));
         self
     }
 
     /// Answers the server's `sampling/createMessage`; declares `sampling`.
-    /// Return `None` to answer later with [`Transport::respond`].
     ///
     /// # Examples
     ///
@@ -249,20 +253,24 @@ impl ClientBuilder {
     /// use stdio_mcp::{RpcError, Transport};
     ///
     /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
-    ///     .on_sampling(|_| Some(Err(RpcError { code: -1, message: "the user declined".into(), data: None })))
+    ///     .on_sampling(|_| async {
+    ///         Err(RpcError { code: -1, message: "the user declined".into(), data: None })
+    ///     })
     ///     .connect()
     ///     .await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub fn on_sampling(
-        mut self,
-        handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
-    ) -> Self {
-        self.requests.sampling = Some(Box::new(handler));
+    pub fn on_sampling<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.requests.sampling = Some(inbound::handler(handler));
         self
     }
 
-    /// Answers the server's `elicitation/create`; declares `elicitation`.
+    /// Answers the server's `elicitation/create`; declares `elicitation`. The
+    /// handler may take its time (ask a person): nothing else waits for it.
     ///
     /// # Examples
     ///
@@ -273,16 +281,20 @@ impl ClientBuilder {
     /// use stdio_mcp::Transport;
     ///
     /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
-    ///     .on_elicitation(|_| Some(Ok(json!({"action": "decline"}))))
+    ///     .on_elicitation(|request| async move {
+    ///         println!("the server asks: {:?}", request.params);
+    ///         Ok(json!({"action": "decline"}))
+    ///     })
     ///     .connect()
     ///     .await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub fn on_elicitation(
-        mut self,
-        handler: impl FnMut(&ServerRequest) -> Option<Result<Value, RpcError>> + Send + 'static,
-    ) -> Self {
-        self.requests.elicitation = Some(Box::new(handler));
+    pub fn on_elicitation<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.requests.elicitation = Some(inbound::handler(handler));
         self
     }
 
