@@ -268,7 +268,131 @@ fn results_that_are_not_complete_are_errors_that_say_so() {
             .call_tool("echo", json!({ "message": "x" }))
             .await
             .unwrap_err();
-        assert!(error.to_string().contains("input_required"), "{error}");
+        // Asked for input again and again (nothing to answer, so retried at
+        // once, as the spec allows): the rounds are bounded.
+        assert!(error.to_string().contains("after 8 rounds"), "{error}");
+        client.close().await.unwrap();
+    });
+}
+
+/// A modern server asking for input, with the client's async handlers.
+async fn with_handlers() -> Client {
+    Client::builder(discover("modern"))
+        .on_elicitation(|r| async move {
+            Ok(json!({ "action": "accept", "content": { "asked": r.params.unwrap()["message"] } }))
+        })
+        .on_sampling(|_| async {
+            Ok(json!({ "role": "assistant", "content": { "type": "text", "text": "Paris" }, "model": "m" }))
+        })
+        .on_roots_list(|_| async { Ok(json!({ "roots": [{ "uri": "file:///srv" }] })) })
+        .connect()
+        .await
+        .unwrap()
+}
+
+#[test]
+fn input_required_is_answered_by_the_handlers_and_retried_with_the_state() {
+    run(10, async {
+        let client = with_handlers().await;
+        let kinds = json!(["elicitation/create", "sampling/createMessage", "roots/list"]);
+        let done = client
+            .request(
+                "test/mrtr",
+                Some(json!({ "kinds": kinds, "rounds": 2 })),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(done["rounds"], 2);
+        assert_eq!(
+            done["inputResponses"]["ask-0"]["content"]["asked"],
+            "round 1"
+        );
+        assert_eq!(done["inputResponses"]["ask-1"]["content"]["text"], "Paris");
+        assert_eq!(
+            done["inputResponses"]["ask-2"]["roots"][0]["uri"],
+            "file:///srv"
+        );
+        // On the wire: three requests with new ids, the state echoed untouched,
+        // the original params kept.
+        let lines = received(client.transport()).await;
+        let tries: Vec<&Value> = lines
+            .iter()
+            .filter(|l| l["method"] == "test/mrtr")
+            .collect();
+        assert_eq!(tries.len(), 3, "{tries:?}");
+        assert!(tries[0]["params"].get("requestState").is_none());
+        assert_eq!(tries[1]["params"]["requestState"], "opaque-round-1");
+        assert_eq!(tries[2]["params"]["requestState"], "opaque-round-2");
+        assert_ne!(tries[0]["id"], tries[1]["id"]);
+        for retry in &tries[1..] {
+            assert_eq!(retry["params"]["kinds"], kinds);
+            assert_eq!(retry["params"]["_meta"][VERSION], "2026-07-28");
+        }
+        // call_tool goes the same way.
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn input_required_is_bounded_and_missing_handlers_are_named() {
+    run(10, async {
+        let client = with_handlers().await;
+        let error = client
+            .request(
+                "test/mrtr",
+                Some(json!({ "rounds": 20 })),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("after 8 rounds"), "{error}");
+        client.close().await.unwrap();
+        // No elicitation handler: the error names the method asked for.
+        let bare = connect(discover("modern"), Era::Auto).await.unwrap();
+        let error = bare
+            .request(
+                "test/mrtr",
+                Some(json!({ "kinds": ["elicitation/create"] })),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.contains("elicitation/create") && text.contains("on_elicitation"),
+            "{text}"
+        );
+        // A method the protocol does not define: named too.
+        let error = bare
+            .request(
+                "test/mrtr",
+                Some(json!({ "kinds": ["tasks/invent"] })),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("unknown method tasks/invent"),
+            "{error}"
+        );
+        bare.close().await.unwrap();
+    });
+}
+
+#[test]
+fn a_request_state_the_server_rejects_surfaces_its_error() {
+    run(10, async {
+        let client = with_handlers().await;
+        let error = client
+            .request(
+                "test/mrtr",
+                Some(json!({ "requestState": "forged" })),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(error.rpc_error().map(|e| e.code), Some(-32602), "{error}");
         client.close().await.unwrap();
     });
 }

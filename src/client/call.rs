@@ -17,7 +17,9 @@ use crate::error::Error;
 use crate::pending::{PendingRequest, RequestOptions};
 use crate::transport::Transport;
 
-use super::inbound::{token_key, ProgressRoutes};
+use crate::message::ServerRequest;
+
+use super::inbound::{token_key, InputHandlers, ProgressRoutes};
 use super::types::Progress;
 
 type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
@@ -167,21 +169,26 @@ impl fmt::Debug for CallOptions {
 
 /// What the session's era adds to every request.
 #[derive(Debug, Default)]
-pub(crate) struct Protocol {
-    /// The 2026-07-28 protocol fields (and log level), for `_meta`; `None` in
-    /// the legacy era.
-    pub(crate) meta: Option<Map<String, Value>>,
+pub(crate) struct Protocol<'a> {
+    /// The 2026-07-28 protocol fields for `_meta`; `None` in the legacy era.
+    pub(crate) fields: Option<&'a Map<String, Value>>,
+    /// The log level asked for, sent as `io.modelcontextprotocol/logLevel`.
+    pub(crate) log_level: Option<Value>,
 }
 
-/// Checks a 2026-07-28 result's `resultType`: absent or `complete` is a
-/// result; anything else is an error that says what came.
+/// Rounds of input a 2026-07-28 request may ask for before the call fails.
+pub(crate) const MAX_INPUT_ROUNDS: usize = 8;
+
+/// Checks the `resultType` of a 2026-07-28 result that must be final
+/// (`server/discover`): absent or `complete`; anything else is an error that
+/// says what came.
 pub(crate) fn complete(method: &str, result: &Value) -> Result<(), Error> {
     match result.get("resultType") {
         None => Ok(()),
         Some(Value::String(kind)) if kind == "complete" => Ok(()),
         Some(Value::String(kind)) if kind == "input_required" => Err(Error::Protocol(format!(
-            "the server needs more input to answer {method} (resultType input_required), \
-             and this client does not answer input requests yet"
+            "the server asked for input to answer {method} (resultType input_required), \
+             which that method cannot ask for"
         ))),
         Some(other) => Err(Error::Protocol(format!(
             "the server answered {method} with an unknown resultType {other}"
@@ -196,39 +203,23 @@ struct LastProgress {
     waker: AtomicWaker,
 }
 
-/// Sends `method` with `params` as `options` say and waits for its result.
+/// Sends `method` with `params` as `options` say and waits for its result; in
+/// the 2026-07-28 era, answers the input the server asks for and retries.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn call(
     transport: &Transport,
     progress: &ProgressRoutes,
-    protocol: Protocol,
-    token: impl FnOnce() -> Value,
-    method: &str,
-    params: Option<Value>,
-    options: CallOptions,
-) -> Result<Value, Error> {
-    let modern = protocol.meta.is_some();
-    let result = limited(
-        transport, progress, protocol, token, method, params, options,
-    )
-    .await?;
-    if modern {
-        complete(method, &result)?;
-    }
-    Ok(result)
-}
-
-async fn limited(
-    transport: &Transport,
-    progress: &ProgressRoutes,
-    protocol: Protocol,
+    protocol: Protocol<'_>,
+    inputs: &InputHandlers,
     token: impl FnOnce() -> Value,
     method: &str,
     params: Option<Value>,
     mut options: CallOptions,
 ) -> Result<Value, Error> {
     let mut meta = options.meta.take().map(into_object).transpose()?;
-    let mut route = None;
     let last = Arc::new(LastProgress::default());
+    // Unregistered however the call ends, drop included.
+    let mut _route = None;
     if options.wants_progress() {
         let token = token();
         let key = token_key(&token);
@@ -243,28 +234,127 @@ async fn limited(
             *seen.at.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
             seen.waker.wake();
         });
-        // Unregistered however the call ends, drop included.
-        route = Some(Route(progress, key));
+        _route = Some(Route(progress, key));
     }
-    let params = with_meta(method, params, protocol.meta, meta)?;
-    let limit = options.timeout.or(transport.timeout());
-    let managed = options.reset_on_progress || options.max_total.is_some();
-    if !managed {
-        let request = RequestOptions::new().timeout(limit);
-        return transport.send_request_with(method, params, request).await;
-    }
-    // The limits are kept here: the transport's own would not restart.
-    let request = transport.send_request_with(method, params, RequestOptions::new().timeout(None));
     let limits = Limits {
         method,
         started: Instant::now(),
-        idle: limit,
+        idle: options.timeout.or(transport.timeout()),
         reset: options.reset_on_progress,
         total: options.max_total,
     };
-    let outcome = limits.wait(request, &last).await;
-    drop(route);
-    outcome
+    let Some(fields) = protocol.fields else {
+        let params = with_meta(method, params, None, None, meta.as_ref())?;
+        return limits.send(transport, params, &last).await;
+    };
+    let mut params = params;
+    for round in 0..=MAX_INPUT_ROUNDS {
+        let sent = with_meta(
+            method,
+            params.clone(),
+            Some(fields),
+            protocol.log_level.as_ref(),
+            meta.as_ref(),
+        )?;
+        let result = limits.send(transport, sent, &last).await?;
+        if !input_required(method, &result)? {
+            return Ok(result);
+        }
+        if round == MAX_INPUT_ROUNDS {
+            break;
+        }
+        let responses = answer_inputs(inputs, method, &result).await?;
+        params = retry(
+            method,
+            params,
+            responses,
+            result.get("requestState").cloned(),
+        )?;
+    }
+    Err(Error::Protocol(format!(
+        "the server still needed input to answer {method} after {MAX_INPUT_ROUNDS} rounds"
+    )))
+}
+
+/// Whether a 2026-07-28 result asks for input; an error if it is neither that
+/// nor complete.
+fn input_required(method: &str, result: &Value) -> Result<bool, Error> {
+    match result.get("resultType") {
+        Some(Value::String(kind)) if kind == "input_required" => Ok(true),
+        _ => complete(method, result).map(|()| false),
+    }
+}
+
+/// Answers every input request of an `input_required` result through the
+/// client's handlers, all at once.
+async fn answer_inputs(
+    inputs: &InputHandlers,
+    method: &str,
+    result: &Value,
+) -> Result<Map<String, Value>, Error> {
+    let malformed = |what: &str| {
+        Error::Protocol(format!(
+            "the server asked for input to {method} with a malformed inputRequests: {what}"
+        ))
+    };
+    let requests = match result.get("inputRequests") {
+        None | Some(Value::Null) => return Ok(Map::new()),
+        Some(Value::Object(requests)) => requests,
+        Some(other) => return Err(malformed(&other.to_string())),
+    };
+    let mut answers = Vec::with_capacity(requests.len());
+    for (key, request) in requests {
+        let Some(asked) = request.get("method").and_then(Value::as_str) else {
+            return Err(malformed(&format!("{key} has no method")));
+        };
+        let handler = inputs.for_method(asked).map_err(|missing| {
+            Error::Protocol(format!("to answer {method} the server asks for {missing}"))
+        })?;
+        let question = ServerRequest {
+            id: Value::String(key.clone()),
+            method: asked.to_owned(),
+            params: request.get("params").cloned(),
+        };
+        let key = key.clone();
+        let asked = asked.to_owned();
+        let answer = handler(question);
+        answers.push(async move {
+            match answer.await {
+                Ok(value) => Ok((key, value)),
+                Err(error) => Err(Error::Protocol(format!(
+                    "the {asked} handler failed: {error}"
+                ))),
+            }
+        });
+    }
+    Ok(futures::future::try_join_all(answers)
+        .await?
+        .into_iter()
+        .collect())
+}
+
+/// The params of the retry: the original ones with the answers and the
+/// server's `requestState`, untouched (and none if it gave none).
+fn retry(
+    method: &str,
+    params: Option<Value>,
+    responses: Map<String, Value>,
+    state: Option<Value>,
+) -> Result<Option<Value>, Error> {
+    let mut params = match params.unwrap_or_else(|| Value::Object(Map::new())) {
+        Value::Object(map) => map,
+        other => {
+            return Err(Error::Protocol(format!(
+                "the params of {method} must be a JSON object to carry inputResponses, not {other}"
+            )))
+        }
+    };
+    params.insert("inputResponses".into(), Value::Object(responses));
+    match state {
+        Some(state) => params.insert("requestState".into(), state),
+        None => params.remove("requestState"),
+    };
+    Ok(Some(Value::Object(params)))
 }
 
 struct Route<'a>(&'a ProgressRoutes, String);
@@ -284,11 +374,31 @@ struct Limits<'a> {
 }
 
 impl Limits<'_> {
+    /// Sends one request and waits for its outcome within the limits.
+    async fn send(
+        &self,
+        transport: &Transport,
+        params: Option<Value>,
+        last: &LastProgress,
+    ) -> Result<Value, Error> {
+        let managed = self.reset || self.total.is_some();
+        if !managed {
+            let request = RequestOptions::new().timeout(self.idle);
+            return transport
+                .send_request_with(self.method, params, request)
+                .await;
+        }
+        // The limits are kept here: the transport's own would not restart.
+        let request =
+            transport.send_request_with(self.method, params, RequestOptions::new().timeout(None));
+        self.wait(request, Instant::now(), last).await
+    }
+
     /// The earliest deadline now, and the limit it stands for.
-    fn deadline(&self, last: &LastProgress) -> Option<(Instant, Duration)> {
+    fn deadline(&self, round: Instant, last: &LastProgress) -> Option<(Instant, Duration)> {
         let since = match *last.at.lock().unwrap_or_else(PoisonError::into_inner) {
-            Some(at) if self.reset => at,
-            _ => self.started,
+            Some(at) if self.reset && at > round => at,
+            _ => round,
         };
         let idle = self.idle.map(|d| (since + d, d));
         let total = self.total.map(|d| (self.started + d, d));
@@ -298,7 +408,12 @@ impl Limits<'_> {
         }
     }
 
-    async fn wait(self, mut request: PendingRequest, last: &LastProgress) -> Result<Value, Error> {
+    async fn wait(
+        &self,
+        mut request: PendingRequest,
+        round: Instant,
+        last: &LastProgress,
+    ) -> Result<Value, Error> {
         let mut timer: Option<(Timer, Instant, Duration)> = None;
         let fired = futures::future::poll_fn(|cx: &mut Context<'_>| {
             last.waker.register(cx.waker());
@@ -306,7 +421,7 @@ impl Limits<'_> {
                 return Poll::Ready(Err(outcome));
             }
             // Recomputed at each wake-up: a progress may have moved the deadline.
-            let Some((at, limit)) = self.deadline(last) else {
+            let Some((at, limit)) = self.deadline(round, last) else {
                 return Poll::Pending;
             };
             let (timer, when, current) = timer.get_or_insert_with(|| (Timer::at(at), at, limit));
@@ -345,13 +460,15 @@ fn into_object(meta: Value) -> Result<Map<String, Value>, Error> {
     }
 }
 
-/// `params` with the era's protocol fields added to its `_meta` where the
-/// caller set none of the same name, and the call's own `meta` merged over it.
+/// `params` with the era's protocol fields (and log level) added to its `_meta`
+/// where the caller set none of the same name, and the call's own `meta`
+/// merged over it.
 fn with_meta(
     method: &str,
     params: Option<Value>,
-    protocol: Option<Map<String, Value>>,
-    meta: Option<Map<String, Value>>,
+    protocol: Option<&Map<String, Value>>,
+    log_level: Option<&Value>,
+    meta: Option<&Map<String, Value>>,
 ) -> Result<Option<Value>, Error> {
     if protocol.is_none() && meta.is_none() {
         return Ok(params);
@@ -373,8 +490,17 @@ fn with_meta(
         )));
     };
     for (key, value) in protocol.into_iter().flatten() {
-        target.entry(key).or_insert(value);
+        if !target.contains_key(key) {
+            target.insert(key.clone(), value.clone());
+        }
     }
-    target.extend(meta.into_iter().flatten());
+    if let Some(level) = log_level {
+        target
+            .entry("io.modelcontextprotocol/logLevel")
+            .or_insert_with(|| level.clone());
+    }
+    for (key, value) in meta.into_iter().flatten() {
+        target.insert(key.clone(), value.clone());
+    }
     Ok(Some(Value::Object(params)))
 }

@@ -53,7 +53,39 @@ pub(crate) struct ServerRequests {
     pub(crate) other: Option<RequestHandler>,
 }
 
+/// The handlers that answer a 2026-07-28 server's input requests (multi
+/// round-trip), the same ones that answer a legacy server's requests.
+#[derive(Clone, Default)]
+pub(crate) struct InputHandlers {
+    roots: Option<ServerRequestHandler>,
+    sampling: Option<ServerRequestHandler>,
+    elicitation: Option<ServerRequestHandler>,
+}
+
+impl InputHandlers {
+    /// The handler for an input request's method, or an error naming what is missing.
+    pub(crate) fn for_method(&self, method: &str) -> Result<&ServerRequestHandler, String> {
+        let (handler, setter) = match method {
+            "roots/list" => (&self.roots, "on_roots_list"),
+            "sampling/createMessage" => (&self.sampling, "on_sampling"),
+            "elicitation/create" => (&self.elicitation, "on_elicitation"),
+            other => return Err(format!("an input request of unknown method {other}")),
+        };
+        handler.as_ref().ok_or_else(|| {
+            format!("{method}, and this client has no handler for it (ClientBuilder::{setter})")
+        })
+    }
+}
+
 impl ServerRequests {
+    pub(crate) fn inputs(&self) -> InputHandlers {
+        InputHandlers {
+            roots: self.roots.clone(),
+            sampling: self.sampling.clone(),
+            elicitation: self.elicitation.clone(),
+        }
+    }
+
     /// The client capabilities these handlers let us declare.
     pub(crate) fn capabilities(&self) -> Value {
         let mut capabilities = json!({});

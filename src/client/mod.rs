@@ -43,7 +43,7 @@ use crate::transport::Transport;
 
 pub use call::CallOptions;
 pub use inbound::ServerRequestHandler;
-use inbound::{ProgressRoutes, ServerRequests};
+use inbound::{InputHandlers, ProgressRoutes, ServerRequests};
 pub use types::{
     CallToolResult, CompleteResult, Completion, Content, Extra, GetPromptResult, Implementation,
     LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
@@ -422,6 +422,7 @@ impl ClientBuilder {
             probe_timeout,
         } = self;
         let capabilities = requests.capabilities();
+        let inputs = requests.inputs();
         requests.other = transport.handlers.request.take();
         transport.handlers.request = Some(requests.into_handler());
         let progress = Arc::new(ProgressRoutes::default());
@@ -456,7 +457,7 @@ impl ClientBuilder {
                     event!(info, "MCP server exited on the probe: starting it again");
                     let again = start()?;
                     let outcome = handshake(&again, &hello, None).await;
-                    return finish(again, outcome, progress).await;
+                    return finish(again, outcome, inputs, progress).await;
                 }
                 Probe::Legacy { answer, .. } | Probe::Exited(answer) => {
                     Err(Error::Protocol(format!(
@@ -467,7 +468,7 @@ impl ClientBuilder {
                 Probe::Failed(error) => Err(error),
             },
         };
-        finish(first, outcome, progress).await
+        finish(first, outcome, inputs, progress).await
     }
 }
 
@@ -475,6 +476,7 @@ impl ClientBuilder {
 async fn finish(
     transport: Transport,
     outcome: Result<Session, Error>,
+    inputs: InputHandlers,
     progress: Arc<ProgressRoutes>,
 ) -> Result<Client, Error> {
     match outcome {
@@ -484,6 +486,7 @@ async fn finish(
                 transport,
                 session,
                 log_level: std::sync::Mutex::new(None),
+                inputs,
                 progress,
                 next_token: AtomicU64::new(1),
             })
@@ -518,7 +521,6 @@ const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// UnsupportedProtocolVersion: a modern server that does not speak the version asked for.
 const UNSUPPORTED_VERSION: i64 = -32022;
 /// The error codes reserved for the MCP specification: only a modern server sends them.
@@ -764,6 +766,8 @@ pub struct Client {
     session: Session,
     /// The level asked for with `set_logging_level`, sent in each modern request.
     log_level: std::sync::Mutex<Option<LoggingLevel>>,
+    /// The handlers that answer a modern server's input requests.
+    inputs: InputHandlers,
     progress: Arc<ProgressRoutes>,
     next_token: AtomicU64,
 }
@@ -917,19 +921,18 @@ impl Client {
 
     /// The protocol fields of a request in this session's era (none in the
     /// legacy era, where the handshake carried them).
-    fn protocol(&self) -> call::Protocol {
-        let Some(meta) = &self.session.meta else {
+    fn protocol(&self) -> call::Protocol<'_> {
+        let Some(fields) = &self.session.meta else {
             return call::Protocol::default();
         };
-        let mut meta = meta.clone();
         let level = *self
             .log_level
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(level) = level {
-            meta.insert(META_LOG_LEVEL.into(), json!(level));
+        call::Protocol {
+            fields: Some(fields),
+            log_level: level.map(|level| json!(level)),
         }
-        call::Protocol { meta: Some(meta) }
     }
 
     /// Sends any request with per-call `options` (time limits, extra `_meta`,
@@ -977,6 +980,7 @@ impl Client {
             &self.transport,
             &self.progress,
             protocol,
+            &self.inputs,
             token,
             method,
             params,

@@ -396,6 +396,48 @@ impl Peer {
                 return;
             }
             "test/never" => return,
+            "test/mrtr" => {
+                // Multi round-trip: asks for `kinds` (input request methods) until
+                // it has been retried `rounds` times with every answer and the
+                // requestState it gave, then answers with what it got.
+                let rounds = params["rounds"].as_u64().unwrap_or(1);
+                let round = params["requestState"]
+                    .as_str()
+                    .and_then(|s| s.strip_prefix("opaque-round-"))
+                    .and_then(|n| n.parse::<u64>().ok());
+                if params["requestState"].is_string() && round.is_none() {
+                    return answer(
+                        &self.out,
+                        &id,
+                        Err((-32602, "requestState rejected".into())),
+                    );
+                }
+                let done = round.unwrap_or(0);
+                let answered = params["inputResponses"].as_object().map_or(0, |m| m.len());
+                let kinds: Vec<String> = params["kinds"]
+                    .as_array()
+                    .map(|k| {
+                        k.iter()
+                            .filter_map(|m| m.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_else(|| vec!["elicitation/create".into()]);
+                if done >= rounds && answered == kinds.len() {
+                    Ok(
+                        json!({ "resultType": "complete", "inputResponses": params["inputResponses"], "rounds": done }),
+                    )
+                } else {
+                    let requests: serde_json::Map<String, Value> = kinds
+                        .iter()
+                        .enumerate()
+                        .map(|(i, m)| (format!("ask-{i}"), json!({ "method": m, "params": { "message": format!("round {done}") } })))
+                        .collect();
+                    Ok(
+                        json!({ "resultType": "input_required", "inputRequests": requests,
+                               "requestState": format!("opaque-round-{}", done + 1) }),
+                    )
+                }
+            }
             "test/progress" => {
                 // `steps` progress notifications for the request's progress token,
                 // `every_ms` apart, then the answer.
