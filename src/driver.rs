@@ -257,8 +257,9 @@ impl Inner {
         self.read_stdout(cx);
         // Handlers answering the server's requests; what they answer now is
         // written at once.
-        self.router.poll_replies(cx);
-        self.flush(cx);
+        if self.router.poll_replies(cx) {
+            self.flush(cx);
+        }
         self.read_stderr(cx);
         self.watch_exit(cx);
         self.climb_ladder(cx);

@@ -192,13 +192,20 @@ impl Router {
         });
     }
 
-    /// Polls the handlers still at work and queues the answers that are ready.
-    pub(crate) fn poll_replies(&mut self, cx: &mut Context<'_>) {
+    /// Polls the handlers still at work and queues the answers that are ready;
+    /// true if it queued any.
+    pub(crate) fn poll_replies(&mut self, cx: &mut Context<'_>) -> bool {
+        if self.replies.is_empty() {
+            return false;
+        }
+        let mut queued = false;
         while let Poll::Ready(Some((id, outcome))) = self.replies.poll_next_unpin(cx) {
             if let Some(outcome) = outcome {
                 self.respond(&id, &outcome);
+                queued = true;
             }
         }
+        queued
     }
 
     fn discard(&mut self, reason: &'static str, line: &[u8]) {

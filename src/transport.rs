@@ -98,6 +98,17 @@ impl Transport {
         params: Option<Value>,
         options: RequestOptions,
     ) -> PendingRequest {
+        self.send_borrowed(method, params.as_ref(), options)
+    }
+
+    /// [`send_request_with`](Self::send_request_with) from borrowed params (the
+    /// line is written at the call), so a caller may send them again.
+    pub(crate) fn send_borrowed(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        options: RequestOptions,
+    ) -> PendingRequest {
         if let Some(notification) = options.resolve_on_notification {
             return PendingRequest::refused(Error::ResolveOnNotification { notification });
         }
@@ -108,7 +119,7 @@ impl Transport {
                 return false;
             }
             let id = self.shared.next_id();
-            push_request(&mut state.outgoing, id, method, params.as_ref());
+            push_request(&mut state.outgoing, id, method, params);
             // Registered with the line, under the same lock: no answer can beat it.
             state.pending.insert(id, Slot::Waiting(None));
             sent = Ok((id, options.timeout.unwrap_or(state.default_timeout)));
