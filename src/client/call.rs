@@ -19,7 +19,7 @@ use crate::transport::Transport;
 
 use crate::message::ServerRequest;
 
-use super::inbound::{token_key, InputHandlers, ProgressRoutes};
+use super::inbound::{token_key, InputHandlers, Routes};
 use super::types::Progress;
 
 type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
@@ -208,7 +208,7 @@ struct LastProgress {
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn call(
     transport: &Transport,
-    progress: &ProgressRoutes,
+    progress: &Routes,
     protocol: Protocol<'_>,
     inputs: &InputHandlers,
     token: impl FnOnce() -> Value,
@@ -357,7 +357,7 @@ fn retry(
     Ok(Some(Value::Object(params)))
 }
 
-struct Route<'a>(&'a ProgressRoutes, String);
+struct Route<'a>(&'a Routes, String);
 
 impl Drop for Route<'_> {
     fn drop(&mut self) {
@@ -458,6 +458,18 @@ fn into_object(meta: Value) -> Result<Map<String, Value>, Error> {
             "CallOptions::meta takes a JSON object of _meta keys, not {other}"
         ))),
     }
+}
+
+/// `params` (an object) with the session's protocol fields in `_meta`.
+pub(crate) fn stamp(method: &str, params: Value, protocol: &Protocol<'_>) -> Result<Value, Error> {
+    let stamped = with_meta(
+        method,
+        Some(params),
+        protocol.fields,
+        protocol.log_level.as_ref(),
+        None,
+    )?;
+    Ok(stamped.unwrap_or(Value::Null))
 }
 
 /// `params` with the era's protocol fields (and log level) added to its `_meta`

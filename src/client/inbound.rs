@@ -5,13 +5,19 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender};
+use futures::channel::oneshot;
 use futures::future::BoxFuture;
-use futures::FutureExt;
+use futures::{FutureExt, Stream, StreamExt};
 
 use serde_json::{json, Value};
 
 use crate::error::RpcError;
 use crate::message::{Notification, ServerRequest};
+use crate::pending::PendingRequest;
 use crate::route::{NotificationHandler, Reply, RequestHandler};
 
 use super::types::Progress;
@@ -128,13 +134,15 @@ impl ServerRequests {
 
 type ProgressCallback = Arc<Mutex<dyn FnMut(&Progress) + Send>>;
 
-/// Which call each progress token belongs to.
+/// Where the server's notifications go besides the user's handler: progress to
+/// the call that owns its token, subscriptions' notifications to their streams.
 #[derive(Default)]
-pub(crate) struct ProgressRoutes {
+pub(crate) struct Routes {
     calls: Mutex<HashMap<String, ProgressCallback>>,
+    pub(crate) listeners: Listeners,
 }
 
-impl ProgressRoutes {
+impl Routes {
     pub(crate) fn add(&self, token: String, callback: impl FnMut(&Progress) + Send + 'static) {
         let callback: ProgressCallback = Arc::new(Mutex::new(callback));
         self.lock().insert(token, callback);
@@ -172,6 +180,7 @@ impl ProgressRoutes {
             if notification.method == "notifications/progress" {
                 self.deliver(notification);
             }
+            self.listeners.deliver(notification);
             if let Some(user) = &mut user {
                 user(notification);
             }
@@ -182,4 +191,338 @@ impl ProgressRoutes {
 /// Tokens may be strings or numbers; `7` and `"7"` are different tokens.
 pub(crate) fn token_key(token: &Value) -> String {
     token.to_string()
+}
+
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+
+/// The notifications a [`Client::listen`](super::Client::listen) subscription
+/// asks for: nothing at first, then one kind per call.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::client::ListenFilter;
+///
+/// let filter = ListenFilter::new()
+///     .tools_list_changed()
+///     .resource("file:///project/config.json");
+/// # let _ = filter;
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct ListenFilter {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    uris: Vec<String>,
+}
+
+impl ListenFilter {
+    /// Asks for nothing yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let filter = stdio_mcp::client::ListenFilter::new();
+    /// # let _ = filter;
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `notifications/tools/list_changed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let filter = stdio_mcp::client::ListenFilter::new().tools_list_changed();
+    /// # let _ = filter;
+    /// ```
+    pub fn tools_list_changed(mut self) -> Self {
+        self.tools = true;
+        self
+    }
+
+    /// `notifications/prompts/list_changed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let filter = stdio_mcp::client::ListenFilter::new().prompts_list_changed();
+    /// # let _ = filter;
+    /// ```
+    pub fn prompts_list_changed(mut self) -> Self {
+        self.prompts = true;
+        self
+    }
+
+    /// `notifications/resources/list_changed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let filter = stdio_mcp::client::ListenFilter::new().resources_list_changed();
+    /// # let _ = filter;
+    /// ```
+    pub fn resources_list_changed(mut self) -> Self {
+        self.resources = true;
+        self
+    }
+
+    /// `notifications/resources/updated` for the resource at `uri`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let filter = stdio_mcp::client::ListenFilter::new().resource("file:///notes.md");
+    /// # let _ = filter;
+    /// ```
+    pub fn resource(mut self, uri: impl Into<String>) -> Self {
+        self.uris.push(uri.into());
+        self
+    }
+
+    pub(crate) fn uris(&self) -> &[String] {
+        &self.uris
+    }
+
+    /// The spec's `notifications` filter object.
+    pub(crate) fn to_json(&self) -> Value {
+        let mut filter = json!({});
+        for (on, key) in [
+            (self.tools, "toolsListChanged"),
+            (self.prompts, "promptsListChanged"),
+            (self.resources, "resourcesListChanged"),
+        ] {
+            if on {
+                filter[key] = json!(true);
+            }
+        }
+        if !self.uris.is_empty() {
+            filter["resourceSubscriptions"] = json!(self.uris);
+        }
+        filter
+    }
+
+    /// Whether a legacy server's notification is one this filter asks for.
+    fn matches(&self, notification: &Notification) -> bool {
+        match notification.method.as_str() {
+            "notifications/tools/list_changed" => self.tools,
+            "notifications/prompts/list_changed" => self.prompts,
+            "notifications/resources/list_changed" => self.resources,
+            "notifications/resources/updated" => notification
+                .params
+                .as_ref()
+                .and_then(|p| p.get("uri"))
+                .and_then(Value::as_str)
+                .is_some_and(|uri| self.uris.iter().any(|u| u == uri)),
+            _ => false,
+        }
+    }
+}
+
+/// How a subscription's notifications are recognized.
+pub(crate) enum Match {
+    /// 2026-07-28: by the `subscriptionId` in `_meta` (the listen request's id).
+    Modern(Value),
+    /// Earlier revisions: by method (and URI), from the server's one stream.
+    Legacy(ListenFilter),
+}
+
+struct Listener {
+    key: u64,
+    matcher: Match,
+    sender: UnboundedSender<Notification>,
+    /// Told the acknowledged filter, once (modern only).
+    ack: Option<oneshot::Sender<Value>>,
+}
+
+/// The open subscriptions.
+#[derive(Default)]
+pub(crate) struct Listeners {
+    open: Mutex<Vec<Listener>>,
+    next_key: std::sync::atomic::AtomicU64,
+}
+
+impl Listeners {
+    pub(crate) fn add(
+        &self,
+        matcher: Match,
+        sender: UnboundedSender<Notification>,
+        ack: Option<oneshot::Sender<Value>>,
+    ) -> u64 {
+        let key = self
+            .next_key
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.lock().push(Listener {
+            key,
+            matcher,
+            sender,
+            ack,
+        });
+        key
+    }
+
+    /// Sends a listen request and registers its listener in one step, so
+    /// that no acknowledgment can come before its listener.
+    pub(crate) fn open(
+        &self,
+        send: impl FnOnce() -> PendingRequest,
+        sender: UnboundedSender<Notification>,
+        ack: oneshot::Sender<Value>,
+    ) -> (u64, PendingRequest) {
+        let mut open = self.lock();
+        let request = send();
+        let key = self
+            .next_key
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        open.push(Listener {
+            key,
+            matcher: Match::Modern(json!(request.id())),
+            sender,
+            ack: Some(ack),
+        });
+        (key, request)
+    }
+
+    pub(crate) fn remove(&self, key: u64) {
+        self.lock().retain(|l| l.key != key);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Listener>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn deliver(&self, notification: &Notification) {
+        let id = notification
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(SUBSCRIPTION_ID));
+        let mut open = self.lock();
+        for listener in open.iter_mut() {
+            match (&listener.matcher, id) {
+                (Match::Modern(mine), Some(id)) if mine == id => {
+                    if notification.method == ACKNOWLEDGED {
+                        if let Some(ack) = listener.ack.take() {
+                            let agreed = notification
+                                .params
+                                .as_ref()
+                                .and_then(|p| p.get("notifications"));
+                            let _ = ack.send(agreed.cloned().unwrap_or(Value::Null));
+                        }
+                    } else {
+                        let _ = listener.sender.unbounded_send(notification.clone());
+                    }
+                }
+                (Match::Legacy(filter), None) if filter.matches(notification) => {
+                    let _ = listener.sender.unbounded_send(notification.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The notifications of one subscription, from [`Client::listen`](super::Client::listen):
+/// a [`Stream`] that ends when the server ends the subscription or exits.
+/// Dropping it cancels the subscription (`notifications/cancelled` for the
+/// listen request).
+///
+/// # Examples
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use futures::StreamExt;
+/// use stdio_mcp::client::{Client, ListenFilter};
+///
+/// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+/// let mut changes = client.listen(ListenFilter::new().tools_list_changed()).await?;
+/// while let Some(change) = changes.next().await {
+///     println!("{}: the tools changed", change.method);
+/// }
+/// # Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+pub struct Subscription {
+    notifications: UnboundedReceiver<Notification>,
+    /// The open `subscriptions/listen` request (modern); its end ends the stream.
+    request: Option<PendingRequest>,
+    routes: Arc<Routes>,
+    /// This subscription's entry among the listeners (holding the sender).
+    key: u64,
+    acknowledged: Option<Value>,
+}
+
+impl Subscription {
+    pub(crate) fn new(
+        notifications: UnboundedReceiver<Notification>,
+        request: Option<PendingRequest>,
+        routes: Arc<Routes>,
+        key: u64,
+        acknowledged: Option<Value>,
+    ) -> Self {
+        Subscription {
+            notifications,
+            request,
+            routes,
+            key,
+            acknowledged,
+        }
+    }
+
+    /// The filter the server agreed to honour (2026-07-28: from its
+    /// acknowledgment; `None` with a legacy server).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, ListenFilter};
+    ///
+    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let changes = client.listen(ListenFilter::new().tools_list_changed()).await?;
+    /// println!("agreed: {:?}", changes.acknowledged());
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    #[must_use]
+    pub fn acknowledged(&self) -> Option<&Value> {
+        self.acknowledged.as_ref()
+    }
+}
+
+impl Stream for Subscription {
+    type Item = Notification;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Notification>> {
+        let this = self.get_mut();
+        if let Some(request) = &mut this.request {
+            if request.poll_unpin(cx).is_ready() {
+                // Ended by the server (or its exit): no more will come, and
+                // what came before is still delivered, then the end.
+                this.request = None;
+                this.routes.listeners.remove(this.key);
+            }
+        }
+        this.notifications.poll_next_unpin(cx)
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.routes.listeners.remove(self.key);
+        // Dropping the open listen request cancels it on the wire.
+    }
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field(
+                "listen_request",
+                &self.request.as_ref().map(PendingRequest::id),
+            )
+            .field("acknowledged", &self.acknowledged)
+            .finish()
+    }
 }

@@ -43,7 +43,8 @@ use crate::transport::Transport;
 
 pub use call::CallOptions;
 pub use inbound::ServerRequestHandler;
-use inbound::{InputHandlers, ProgressRoutes, ServerRequests};
+use inbound::{InputHandlers, Match, Routes, ServerRequests};
+pub use inbound::{ListenFilter, Subscription};
 pub use types::{
     CallToolResult, CompleteResult, Completion, Content, Extra, GetPromptResult, Implementation,
     LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
@@ -425,7 +426,7 @@ impl ClientBuilder {
         let inputs = requests.inputs();
         requests.other = transport.handlers.request.take();
         transport.handlers.request = Some(requests.into_handler());
-        let progress = Arc::new(ProgressRoutes::default());
+        let progress = Arc::new(Routes::default());
         let user_notifications = transport.handlers.notification.take();
         transport.handlers.notification =
             Some(Arc::clone(&progress).into_handler(user_notifications));
@@ -477,7 +478,7 @@ async fn finish(
     transport: Transport,
     outcome: Result<Session, Error>,
     inputs: InputHandlers,
-    progress: Arc<ProgressRoutes>,
+    progress: Arc<Routes>,
 ) -> Result<Client, Error> {
     match outcome {
         Ok(session) => {
@@ -768,7 +769,7 @@ pub struct Client {
     log_level: std::sync::Mutex<Option<LoggingLevel>>,
     /// The handlers that answer a modern server's input requests.
     inputs: InputHandlers,
-    progress: Arc<ProgressRoutes>,
+    progress: Arc<Routes>,
     next_token: AtomicU64,
 }
 
@@ -1323,12 +1324,112 @@ impl Client {
         .map(drop)
     }
 
+    /// Opens a subscription to the notifications `filter` asks for, and
+    /// resolves once the server acknowledged it.
+    ///
+    /// With a 2026-07-28 server this is `subscriptions/listen`: its
+    /// notifications are told apart from other subscriptions' by their
+    /// `subscriptionId`, and dropping the stream cancels the listen request.
+    /// With a legacy server the stream takes the matching notifications from
+    /// the server's one stream, after `resources/subscribe` for each resource
+    /// of the filter. Notifications still reach the builder's `on_notification`.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error; [`Error::Protocol`] when the server ends the
+    /// subscription before acknowledging it; [`Error::Timeout`] when no
+    /// acknowledgment comes within the transport's timeout (60 s without one).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use futures::StreamExt;
+    /// use stdio_mcp::client::{Client, ListenFilter};
+    ///
+    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let mut updates = client
+    ///     .listen(ListenFilter::new().resource("file:///notes.md").tools_list_changed())
+    ///     .await?;
+    /// if let Some(update) = updates.next().await {
+    ///     println!("{} {:?}", update.method, update.params);
+    /// }
+    /// drop(updates); // cancels the subscription
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub async fn listen(&self, filter: ListenFilter) -> Result<Subscription, Error> {
+        let (sender, receiver) = futures::channel::mpsc::unbounded();
+        if self.session.era != Era::Modern {
+            for uri in filter.uris() {
+                self.subscribe(uri).await?;
+            }
+            let key = self
+                .progress
+                .listeners
+                .add(Match::Legacy(filter), sender, None);
+            return Ok(Subscription::new(
+                receiver,
+                None,
+                Arc::clone(&self.progress),
+                key,
+                None,
+            ));
+        }
+        let mut params = Map::new();
+        params.insert("notifications".into(), filter.to_json());
+        let protocol = self.protocol();
+        let params = call::stamp("subscriptions/listen", Value::Object(params), &protocol)?;
+        let (ack, acknowledged) = futures::channel::oneshot::channel();
+        // Long-lived: no time limit of the transport's ends it.
+        let send = || {
+            self.transport.send_borrowed(
+                "subscriptions/listen",
+                Some(&params),
+                RequestOptions::new().timeout(None),
+            )
+        };
+        let (key, mut request) = self.progress.listeners.open(send, sender, ack);
+        let limit = self
+            .transport
+            .timeout()
+            .unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT);
+        let waited = futures::future::select(
+            acknowledged,
+            futures::future::select(&mut request, async_io::Timer::after(limit)),
+        )
+        .await;
+        let agreed = match waited {
+            futures::future::Either::Left((Ok(agreed), _)) => agreed,
+            futures::future::Either::Left((Err(_), _)) => Value::Null,
+            futures::future::Either::Right((ended, _)) => {
+                self.progress.listeners.remove(key);
+                return Err(match ended {
+                    futures::future::Either::Left((Err(error), _)) => error,
+                    futures::future::Either::Left((Ok(_), _)) => Error::Protocol(
+                        "the server ended subscriptions/listen before acknowledging it".into(),
+                    ),
+                    futures::future::Either::Right(_) => Error::Timeout {
+                        method: "subscriptions/listen".into(),
+                        after: limit,
+                    },
+                });
+            }
+        };
+        Ok(Subscription::new(
+            receiver,
+            Some(request),
+            Arc::clone(&self.progress),
+            key,
+            Some(agreed),
+        ))
+    }
+
     /// Refuses a method 2026-07-28 removed, saying what replaced it.
     fn legacy_only(&self, method: &str) -> Result<(), Error> {
         match self.session.era {
             Era::Modern => Err(Error::Protocol(format!(
-                "MCP {} has no {method}: resource updates come through subscriptions/listen, \
-                 which this client does not open yet",
+                "MCP {} has no {method}: resource updates come through subscriptions/listen \
+                 (Client::listen)",
                 self.session.protocol_version
             ))),
             _ => Ok(()),

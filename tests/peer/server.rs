@@ -142,6 +142,7 @@ fn main() {
         initialize: flags.initialize.clone(),
         discover: flags.discover.clone(),
         probes: 0,
+        listens: Vec::new(),
         out,
         received: Vec::new(),
         asks: HashMap::new(),
@@ -171,6 +172,8 @@ struct Peer {
     initialize: Option<String>,
     discover: Option<String>,
     probes: u32,
+    /// Open `subscriptions/listen` requests: their id and filter.
+    listens: Vec<(Value, Value)>,
     out: Out,
     received: Vec<String>,
     /// Server requests we sent (by their id) and the client request waiting on each.
@@ -207,6 +210,14 @@ impl Peer {
                 if let Some(original) = self.asks.remove(&key) {
                     answer(&self.out, &original, Ok(json!({ "answer": message })));
                 }
+            }
+            (None, Some(method)) => {
+                if method == "notifications/cancelled" {
+                    // A cancelled listen ends its subscription.
+                    let cancelled = &message["params"]["requestId"];
+                    self.listens.retain(|(id, _)| id != cancelled);
+                }
+                self.received.push(text);
             }
             _ => self.received.push(text),
         }
@@ -360,6 +371,7 @@ impl Peer {
         }
         let outcome = match method {
             "test/echo" => Ok(params),
+            "resources/subscribe" | "resources/unsubscribe" => Ok(json!({})),
             "test/string_id" => {
                 let id = Value::String(id.to_string());
                 return answer(&self.out, &id, Ok(params));
@@ -396,6 +408,83 @@ impl Peer {
                 return;
             }
             "test/never" => return,
+            "subscriptions/listen" => {
+                // Acknowledged at once with the filter; answered only when ended
+                // (`test/end_listens`).
+                let filter = params["notifications"].clone();
+                send(
+                    &out,
+                    &json!({ "jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                             "params": { "_meta": { "io.modelcontextprotocol/subscriptionId": id },
+                                         "notifications": filter } }),
+                );
+                self.listens.push((id, filter));
+                return;
+            }
+            "test/changed" => {
+                // What changed: `tools`, `prompts`, `resources` (list changes) or
+                // `uri` (a resource update). A modern peer sends it on each
+                // listen that asked for it; a legacy one, to everyone.
+                let (method, flag, uri) = match params["what"].as_str().unwrap_or("tools") {
+                    "prompts" => (
+                        "notifications/prompts/list_changed",
+                        "promptsListChanged",
+                        None,
+                    ),
+                    "resources" => (
+                        "notifications/resources/list_changed",
+                        "resourcesListChanged",
+                        None,
+                    ),
+                    "uri" => (
+                        "notifications/resources/updated",
+                        "",
+                        params["uri"].as_str(),
+                    ),
+                    _ => ("notifications/tools/list_changed", "toolsListChanged", None),
+                };
+                let mut body = match uri {
+                    Some(uri) => json!({ "uri": uri }),
+                    None => json!({}),
+                };
+                if self.modern_versions().is_none() {
+                    send(
+                        &out,
+                        &json!({ "jsonrpc": "2.0", "method": method, "params": body }),
+                    );
+                    return answer(&self.out, &id, Ok(json!({ "sent": 1 })));
+                }
+                let mut sent = 0;
+                for (listen, filter) in &self.listens {
+                    let wanted = match uri {
+                        Some(uri) => filter["resourceSubscriptions"]
+                            .as_array()
+                            .is_some_and(|uris| uris.iter().any(|u| u == uri)),
+                        None => filter[flag] == json!(true),
+                    };
+                    if wanted {
+                        body["_meta"] = json!({ "io.modelcontextprotocol/subscriptionId": listen });
+                        send(
+                            &out,
+                            &json!({ "jsonrpc": "2.0", "method": method, "params": body.clone() }),
+                        );
+                        sent += 1;
+                    }
+                }
+                Ok(json!({ "sent": sent }))
+            }
+            "test/end_listens" => {
+                // Ends every subscription gracefully: each listen gets its answer.
+                for (listen, _) in std::mem::take(&mut self.listens) {
+                    let meta = json!({ "io.modelcontextprotocol/subscriptionId": listen });
+                    answer(
+                        &self.out,
+                        &listen,
+                        Ok(json!({ "resultType": "complete", "_meta": meta })),
+                    );
+                }
+                Ok(json!({}))
+            }
             "test/mrtr" => {
                 // Multi round-trip: asks for `kinds` (input request methods) until
                 // it has been retried `rounds` times with every answer and the
