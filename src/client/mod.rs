@@ -346,7 +346,10 @@ impl ClientBuilder {
     }
 
     /// How long a silent `server/discover` probe is waited for (default 10 s)
-    /// before the server is taken for a legacy one.
+    /// before the server is taken for a legacy one. The wait includes the
+    /// server's start: one that takes longer to start (`npx` downloading a
+    /// package the first time) needs more, or [`Era::Modern`] / [`Era::Legacy`]
+    /// when its era is known.
     ///
     /// # Examples
     ///
@@ -1332,7 +1335,9 @@ impl Client {
     /// `subscriptionId`, and dropping the stream cancels the listen request.
     /// With a legacy server the stream takes the matching notifications from
     /// the server's one stream, after `resources/subscribe` for each resource
-    /// of the filter. Notifications still reach the builder's `on_notification`.
+    /// of the filter; dropping it stops the stream, and the resources stay
+    /// subscribed until [`unsubscribe`](Self::unsubscribe). Notifications still
+    /// reach the builder's `on_notification`.
     ///
     /// # Errors
     ///
