@@ -1,7 +1,7 @@
 //! JSON-RPC messages: the lines we write, and what a line read from the server is.
 
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{Error, RpcError};
 
@@ -137,6 +137,35 @@ pub(crate) fn push_request(out: &mut Vec<u8>, id: u64, method: &str, params: Opt
         serde_json::to_writer(&mut *out, params).expect(json);
     }
     out.extend_from_slice(b"}\n");
+}
+
+/// A request whose params (an object without `_meta`, or none) get a `_meta`
+/// written from `meta`: the members of that object, already serialized
+/// (`"key":value,...`). Saves building the same `_meta` for every request.
+pub(crate) fn push_request_with_meta(
+    out: &mut Vec<u8>,
+    id: u64,
+    method: &str,
+    params: Option<&Map<String, Value>>,
+    meta: &str,
+) {
+    let json = "a JSON value always serializes";
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut *out, &id).expect(json);
+    out.extend_from_slice(br#","method":"#);
+    serde_json::to_writer(&mut *out, method).expect(json);
+    out.extend_from_slice(br#","params":"#);
+    match params {
+        Some(params) if !params.is_empty() => {
+            serde_json::to_writer(&mut *out, params).expect(json);
+            // Reopen the object: its closing brace comes after _meta.
+            out.pop();
+            out.extend_from_slice(br#","_meta":{"#);
+        }
+        _ => out.extend_from_slice(br#"{"_meta":{"#),
+    }
+    out.extend_from_slice(meta.as_bytes());
+    out.extend_from_slice(b"}}}\n");
 }
 
 pub(crate) fn push_notification(out: &mut Vec<u8>, method: &str, params: Option<&Value>) {
@@ -327,7 +356,7 @@ fn error_outcome(error: Value) -> Error {
 mod tests {
     use serde_json::json;
 
-    use super::push_request;
+    use super::{push_request, push_request_with_meta};
 
     #[test]
     fn a_request_line_is_one_line_of_the_json_it_stands_for() {
@@ -354,6 +383,37 @@ mod tests {
             assert_eq!(line.last(), Some(&b'\n'));
             let parsed: serde_json::Value = serde_json::from_slice(line).unwrap();
             assert_eq!(parsed, expected);
+        }
+    }
+
+    /// The spliced `_meta` gives the same JSON as the params with it merged in.
+    #[test]
+    fn a_request_with_spliced_meta_is_the_json_with_meta_merged() {
+        let meta =
+            json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": { "x": [1] } });
+        let members = meta.to_string();
+        let members = &members[1..members.len() - 1];
+        let cases = [
+            (None, json!({ "_meta": meta })),
+            (Some(json!({})), json!({ "_meta": meta })),
+            (
+                Some(json!({ "name": "echo", "arguments": { "s": "a\"}" } })),
+                json!({ "name": "echo", "arguments": { "s": "a\"}" }, "_meta": meta }),
+            ),
+        ];
+        for (params, expected) in cases {
+            let mut out = Vec::new();
+            push_request_with_meta(
+                &mut out,
+                3,
+                "tools/call",
+                params.as_ref().and_then(|p| p.as_object()),
+                members,
+            );
+            assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
+            let line: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(line["params"], expected);
+            assert_eq!(line["id"], 3);
         }
     }
 }

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::child::ExitStatus;
 use crate::error::{Error, RpcError};
-use crate::message::{push_notification, push_request, push_response};
+use crate::message::{push_notification, push_request, push_request_with_meta, push_response};
 use crate::pending::{PendingRequest, RequestOptions};
 use crate::shared::{Shared, Slot};
 
@@ -109,6 +109,32 @@ impl Transport {
         params: Option<&Value>,
         options: RequestOptions,
     ) -> PendingRequest {
+        self.send_line(method, options, |out, id| {
+            push_request(out, id, method, params)
+        })
+    }
+
+    /// A request whose params (without `_meta`) get `meta`, the members of a
+    /// `_meta` object already serialized, written into the line.
+    pub(crate) fn send_with_meta(
+        &self,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+        meta: &str,
+        options: RequestOptions,
+    ) -> PendingRequest {
+        self.send_line(method, options, |out, id| {
+            push_request_with_meta(out, id, method, params, meta)
+        })
+    }
+
+    /// Queues a request line `write` makes for its id, and registers it.
+    fn send_line(
+        &self,
+        method: &str,
+        options: RequestOptions,
+        write: impl FnOnce(&mut Vec<u8>, u64),
+    ) -> PendingRequest {
         if let Some(notification) = options.resolve_on_notification {
             return PendingRequest::refused(Error::ResolveOnNotification { notification });
         }
@@ -119,7 +145,7 @@ impl Transport {
                 return false;
             }
             let id = self.shared.next_id();
-            push_request(&mut state.outgoing, id, method, params);
+            write(&mut state.outgoing, id);
             // Registered with the line, under the same lock: no answer can beat it.
             state.pending.insert(id, Slot::Waiting(None));
             sent = Ok((id, options.timeout.unwrap_or(state.default_timeout)));

@@ -17,7 +17,26 @@ struct Request {
     id: Option<Value>,
     method: String,
     #[serde(default)]
-    params: Value,
+    params: Params,
+}
+
+/// Only what the server uses: everything else in the params, the protocol
+/// fields of a 2026-07-28 request's `_meta` included, is skipped, not built.
+#[derive(Deserialize, Default)]
+struct Params {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: Option<String>,
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Value,
+    #[serde(rename = "_meta")]
+    meta: Option<Meta>,
+}
+
+#[derive(Deserialize, Default)]
+struct Meta {
+    #[serde(rename = "progressToken", default)]
+    progress_token: Value,
 }
 
 fn main() -> io::Result<()> {
@@ -46,7 +65,7 @@ fn main() -> io::Result<()> {
         };
         let result = match request.method.as_str() {
             "initialize" => json!({
-                "protocolVersion": request.params["protocolVersion"].as_str().unwrap_or("2025-11-25"),
+                "protocolVersion": request.params.protocol_version.as_deref().unwrap_or("2025-11-25"),
                 "capabilities": { "tools": {} },
                 "serverInfo": { "name": "stdio-mcp-bench-server", "version": "1" }
             }),
@@ -59,15 +78,19 @@ fn main() -> io::Result<()> {
             }),
             "tools/list" => json!({ "tools": [] }),
             "tools/call" => {
-                let args = &request.params["arguments"];
-                match request.params["name"].as_str() {
+                let args = &request.params.arguments;
+                match request.params.name.as_deref() {
                     Some("blob") => {
                         blob.resize(args["bytes"].as_u64().unwrap_or(0) as usize, b'x');
                         write_blob(&mut out, &id, &blob)?;
                         continue;
                     }
                     Some("notify") => {
-                        let token = &request.params["_meta"]["progressToken"];
+                        let token = request
+                            .params
+                            .meta
+                            .as_ref()
+                            .map_or(&Value::Null, |m| &m.progress_token);
                         for i in 0..args["count"].as_u64().unwrap_or(0) {
                             let params = json!({ "progressToken": token, "progress": i });
                             let note = json!({ "jsonrpc": "2.0", "method": "notifications/progress", "params": params });

@@ -172,6 +172,9 @@ impl fmt::Debug for CallOptions {
 pub(crate) struct Protocol<'a> {
     /// The 2026-07-28 protocol fields for `_meta`; `None` in the legacy era.
     pub(crate) fields: Option<&'a Map<String, Value>>,
+    /// The same fields (and log level) serialized as the members of `_meta`,
+    /// written as they are into requests that carry no `_meta` of their own.
+    pub(crate) members: Option<std::borrow::Cow<'a, str>>,
     /// The log level asked for, sent as `io.modelcontextprotocol/logLevel`.
     pub(crate) log_level: Option<Value>,
 }
@@ -245,18 +248,37 @@ pub(crate) async fn call(
     };
     let Some(fields) = protocol.fields else {
         let params = with_meta(method, params, None, None, meta.as_ref())?;
-        return limits.send(transport, params, &last).await;
+        return limits
+            .send(transport, Body::Whole(params.as_ref()), &last)
+            .await;
     };
-    let mut params = params;
-    for round in 0..=MAX_INPUT_ROUNDS {
-        let sent = with_meta(
+    // Params with no `_meta` of their own (nearly all) get the protocol
+    // fields written straight into the line; others have them merged in.
+    let spliced = match (&protocol.members, &meta, &params) {
+        (Some(_), None, None) => true,
+        (Some(_), None, Some(Value::Object(p))) => !p.contains_key("_meta"),
+        _ => false,
+    };
+    // Kept after sending: a retry is the same params with the answers added.
+    let mut params = if spliced {
+        params
+    } else {
+        with_meta(
             method,
-            params.clone(),
+            params,
             Some(fields),
             protocol.log_level.as_ref(),
             meta.as_ref(),
-        )?;
-        let result = limits.send(transport, sent, &last).await?;
+        )?
+    };
+    for round in 0..=MAX_INPUT_ROUNDS {
+        let body = match (&protocol.members, spliced) {
+            (Some(members), true) => {
+                Body::Spliced(params.as_ref().and_then(Value::as_object), members)
+            }
+            _ => Body::Whole(params.as_ref()),
+        };
+        let result = limits.send(transport, body, &last).await?;
         if !input_required(method, &result)? {
             return Ok(result);
         }
@@ -365,6 +387,14 @@ impl Drop for Route<'_> {
     }
 }
 
+/// What a request's params are on the way out.
+enum Body<'a> {
+    /// Written as they are.
+    Whole(Option<&'a Value>),
+    /// Written with `_meta` made of these serialized members.
+    Spliced(Option<&'a Map<String, Value>>, &'a str),
+}
+
 struct Limits<'a> {
     method: &'a str,
     started: Instant,
@@ -378,19 +408,21 @@ impl Limits<'_> {
     async fn send(
         &self,
         transport: &Transport,
-        params: Option<Value>,
+        body: Body<'_>,
         last: &LastProgress,
     ) -> Result<Value, Error> {
         let managed = self.reset || self.total.is_some();
+        // A managed call's limits are kept here: the transport's would not restart.
+        let options = RequestOptions::new().timeout(if managed { None } else { self.idle });
+        let request = match body {
+            Body::Whole(params) => transport.send_borrowed(self.method, params, options),
+            Body::Spliced(params, members) => {
+                transport.send_with_meta(self.method, params, members, options)
+            }
+        };
         if !managed {
-            let request = RequestOptions::new().timeout(self.idle);
-            return transport
-                .send_request_with(self.method, params, request)
-                .await;
+            return request.await;
         }
-        // The limits are kept here: the transport's own would not restart.
-        let request =
-            transport.send_request_with(self.method, params, RequestOptions::new().timeout(None));
         self.wait(request, Instant::now(), last).await
     }
 

@@ -540,6 +540,8 @@ struct Session {
     instructions: Option<String>,
     /// The protocol fields of every request, in the modern era.
     meta: Option<Map<String, Value>>,
+    /// The same, serialized as the members of a `_meta` object.
+    meta_members: Option<String>,
 }
 
 /// How the probe ended.
@@ -692,9 +694,12 @@ fn discovered(result: Value, hello: &Hello<'_>) -> Probe {
             title: None,
             extra: Extra::new(),
         });
+    let meta = hello.modern_meta(&version);
+    let members = Value::Object(meta.clone()).to_string();
     Probe::Modern(Box::new(Session {
         era: Era::Modern,
-        meta: Some(hello.modern_meta(&version)),
+        meta_members: Some(members[1..members.len() - 1].to_owned()),
+        meta: Some(meta),
         protocol_version: version,
         capabilities: found.capabilities,
         server_info,
@@ -735,6 +740,7 @@ async fn handshake(
         server_info: init.server_info,
         instructions: init.instructions,
         meta: None,
+        meta_members: None,
     })
 }
 
@@ -933,9 +939,18 @@ impl Client {
             .log_level
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let members = self.session.meta_members.as_deref().unwrap_or_default();
+        let log_level = level.map(|level| json!(level));
+        let members = match &log_level {
+            None => std::borrow::Cow::Borrowed(members),
+            Some(level) => std::borrow::Cow::Owned(format!(
+                "{members},\"io.modelcontextprotocol/logLevel\":{level}"
+            )),
+        };
         call::Protocol {
             fields: Some(fields),
-            log_level: level.map(|level| json!(level)),
+            members: Some(members),
+            log_level,
         }
     }
 
