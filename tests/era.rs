@@ -384,15 +384,29 @@ fn input_required_is_bounded_and_missing_handlers_are_named() {
 fn a_request_state_the_server_rejects_surfaces_its_error() {
     run(10, async {
         let client = with_handlers().await;
+        // The server hands out a state, the client answers and sends it back
+        // untouched, and the server refuses it: its error is the call's.
         let error = client
             .request(
                 "test/mrtr",
-                Some(json!({ "requestState": "forged" })),
+                Some(json!({ "reject_state": true })),
                 CallOptions::new(),
             )
             .await
             .unwrap_err();
         assert_eq!(error.rpc_error().map(|e| e.code), Some(-32602), "{error}");
+        assert!(
+            error.to_string().contains("requestState rejected"),
+            "{error}"
+        );
+        let lines = received(client.transport()).await;
+        let tries: Vec<&Value> = lines
+            .iter()
+            .filter(|l| l["method"] == "test/mrtr")
+            .collect();
+        assert_eq!(tries.len(), 2, "the first try and one retry: {tries:?}");
+        assert_eq!(tries[1]["params"]["requestState"], "opaque-round-1");
+        assert!(tries[1]["params"]["inputResponses"]["ask-0"].is_object());
         client.close().await.unwrap();
     });
 }

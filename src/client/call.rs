@@ -220,16 +220,19 @@ pub(crate) async fn call(
     mut options: CallOptions,
 ) -> Result<Value, Error> {
     let mut meta = options.meta.take().map(into_object).transpose()?;
-    let last = Arc::new(LastProgress::default());
+    // Only a call that follows its progress needs to hear of it.
+    let last = options
+        .wants_progress()
+        .then(|| Arc::new(LastProgress::default()));
     // Unregistered however the call ends, drop included.
     let mut _route = None;
-    if options.wants_progress() {
+    if let Some(last) = &last {
         let token = token();
         let key = token_key(&token);
         meta.get_or_insert_with(Map::new)
             .insert("progressToken".into(), token);
         let mut user = options.on_progress.take();
-        let seen = Arc::clone(&last);
+        let seen = Arc::clone(last);
         progress.add(key.clone(), move |p: &Progress| {
             if let Some(user) = &mut user {
                 user(p);
@@ -249,16 +252,18 @@ pub(crate) async fn call(
     let Some(fields) = protocol.fields else {
         let params = with_meta(method, params, None, None, meta.as_ref())?;
         return limits
-            .send(transport, Body::Whole(params.as_ref()), &last)
+            .send(transport, Body::Whole(params.as_ref()), last.as_deref())
             .await;
     };
+    let members = protocol.members.as_deref().unwrap_or_default();
     // Params with no `_meta` of their own (nearly all) get the protocol
     // fields written straight into the line; others have them merged in.
-    let spliced = match (&protocol.members, &meta, &params) {
-        (Some(_), None, None) => true,
-        (Some(_), None, Some(Value::Object(p))) => !p.contains_key("_meta"),
-        _ => false,
-    };
+    let spliced = meta.is_none()
+        && match &params {
+            None => true,
+            Some(Value::Object(p)) => !p.contains_key("_meta"),
+            Some(_) => false,
+        };
     // Kept after sending: a retry is the same params with the answers added.
     let mut params = if spliced {
         params
@@ -272,13 +277,12 @@ pub(crate) async fn call(
         )?
     };
     for round in 0..=MAX_INPUT_ROUNDS {
-        let body = match (&protocol.members, spliced) {
-            (Some(members), true) => {
-                Body::Spliced(params.as_ref().and_then(Value::as_object), members)
-            }
-            _ => Body::Whole(params.as_ref()),
+        let body = if spliced {
+            Body::Spliced(params.as_ref().and_then(Value::as_object), members)
+        } else {
+            Body::Whole(params.as_ref())
         };
-        let result = limits.send(transport, body, &last).await?;
+        let result = limits.send(transport, body, last.as_deref()).await?;
         if !input_required(method, &result)? {
             return Ok(result);
         }
@@ -409,7 +413,7 @@ impl Limits<'_> {
         &self,
         transport: &Transport,
         body: Body<'_>,
-        last: &LastProgress,
+        last: Option<&LastProgress>,
     ) -> Result<Value, Error> {
         let managed = self.reset || self.total.is_some();
         // A managed call's limits are kept here: the transport's would not restart.
@@ -427,8 +431,9 @@ impl Limits<'_> {
     }
 
     /// The earliest deadline now, and the limit it stands for.
-    fn deadline(&self, round: Instant, last: &LastProgress) -> Option<(Instant, Duration)> {
-        let since = match *last.at.lock().unwrap_or_else(PoisonError::into_inner) {
+    fn deadline(&self, round: Instant, last: Option<&LastProgress>) -> Option<(Instant, Duration)> {
+        let progress = last.and_then(|l| *l.at.lock().unwrap_or_else(PoisonError::into_inner));
+        let since = match progress {
             Some(at) if self.reset && at > round => at,
             _ => round,
         };
@@ -444,11 +449,13 @@ impl Limits<'_> {
         &self,
         mut request: PendingRequest,
         round: Instant,
-        last: &LastProgress,
+        last: Option<&LastProgress>,
     ) -> Result<Value, Error> {
         let mut timer: Option<(Timer, Instant, Duration)> = None;
         let fired = futures::future::poll_fn(|cx: &mut Context<'_>| {
-            last.waker.register(cx.waker());
+            if let Some(last) = last {
+                last.waker.register(cx.waker());
+            }
             if let Poll::Ready(outcome) = request.poll_unpin(cx) {
                 return Poll::Ready(Err(outcome));
             }

@@ -1420,7 +1420,13 @@ impl Client {
         .await;
         let agreed = match waited {
             futures::future::Either::Left((Ok(agreed), _)) => agreed,
-            futures::future::Either::Left((Err(_), _)) => Value::Null,
+            // The listener went away before the acknowledgment: no stream to give.
+            futures::future::Either::Left((Err(_), _)) => {
+                self.progress.listeners.remove(key);
+                return Err(Error::Protocol(
+                    "subscriptions/listen ended before it was acknowledged".into(),
+                ));
+            }
             futures::future::Either::Right((ended, _)) => {
                 self.progress.listeners.remove(key);
                 return Err(match ended {

@@ -494,7 +494,10 @@ impl Peer {
                     .as_str()
                     .and_then(|s| s.strip_prefix("opaque-round-"))
                     .and_then(|n| n.parse::<u64>().ok());
-                if params["requestState"].is_string() && round.is_none() {
+                // `reject_state`: the state it handed out comes back refused,
+                // as a server that finds it expired or tampered with would.
+                let rejected = params["reject_state"] == json!(true) && round.is_some();
+                if (params["requestState"].is_string() && round.is_none()) || rejected {
                     return answer(
                         &self.out,
                         &id,
