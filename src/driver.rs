@@ -67,6 +67,9 @@ const READS_PER_POLL: usize = 32;
 #[must_use = "nothing is written to or read from the child until the driver is polled"]
 pub struct Driver {
     inner: Option<Box<Inner>>,
+    /// Instead of one child's I/O: a restarting client's supervisor, which
+    /// drives each of its server's processes in turn.
+    chain: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
 }
 
 struct Inner {
@@ -139,6 +142,16 @@ impl Driver {
                 #[cfg(feature = "tracing")]
                 span: tracing::Span::none(),
             })),
+            chain: None,
+        }
+    }
+
+    /// A driver that runs `supervisor`, which owns and polls the drivers of a
+    /// server's successive processes (a client that restarts its server).
+    pub(crate) fn chain(supervisor: impl Future<Output = ()> + Send + 'static) -> Self {
+        Driver {
+            inner: None,
+            chain: Some(Box::pin(supervisor)),
         }
     }
 
@@ -175,6 +188,13 @@ impl Future for Driver {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
+        if let Some(chain) = this.chain.as_mut() {
+            if chain.as_mut().poll(cx).is_ready() {
+                this.chain = None;
+                return Poll::Ready(());
+            }
+            return Poll::Pending;
+        }
         let Some(inner) = this.inner.as_mut() else {
             return Poll::Ready(());
         };
@@ -209,6 +229,7 @@ impl fmt::Debug for Driver {
                 .field("pid", &inner.shared.pid)
                 .field("stage", &inner.stage)
                 .finish(),
+            None if self.chain.is_some() => d.field("restarting", &true).finish(),
             None => d.field("finished", &true).finish(),
         }
     }

@@ -38,6 +38,8 @@ pub(crate) struct State {
     pub(crate) close_wakers: Vec<Waker>,
     pub(crate) stderr_tail: VecDeque<String>,
     pub(crate) default_timeout: Option<Duration>,
+    /// `close()` was called: the child's end was asked for, not a failure.
+    pub(crate) close_asked: bool,
 }
 
 #[derive(Debug)]
@@ -61,6 +63,7 @@ impl Shared {
                 close_wakers: Vec::new(),
                 stderr_tail: VecDeque::new(),
                 default_timeout,
+                close_asked: false,
             }),
             handles: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),

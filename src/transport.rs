@@ -377,9 +377,17 @@ impl Transport {
     /// ```
     pub fn close(&self) -> Close {
         // Only the first close of an open transport has anything to tell the driver.
-        self.shared
-            .for_driver(|state| state.phase.stop(Error::NotAlive));
+        self.shared.for_driver(|state| {
+            state.close_asked = true;
+            state.phase.stop(Error::NotAlive)
+        });
         Close::new(Arc::clone(&self.shared))
+    }
+
+    /// Whether [`close`](Self::close) was called (a client does not restart
+    /// a server it was asked to close).
+    pub(crate) fn close_asked(&self) -> bool {
+        self.shared.lock().close_asked
     }
 }
 

@@ -71,7 +71,7 @@ fn the_total_cap_holds_whatever_progress_comes() {
             "{took:?}"
         );
         // Cancelled on the wire, with the reason.
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         let cancel = cancels(&lines);
         assert_eq!(cancel.len(), 1, "{lines:?}");
         assert_eq!(cancel[0]["params"]["reason"], "timed out after 0.4s");
@@ -133,7 +133,7 @@ fn extra_meta_is_merged_into_the_params() {
             .await
             .unwrap();
         assert_eq!(result.text(), "Echo: hi");
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         let call = lines.iter().find(|l| l["method"] == "tools/call").unwrap();
         assert_eq!(call["params"]["_meta"]["traceparent"], traceparent);
         client.close().await.unwrap();
@@ -168,7 +168,7 @@ fn meta_that_cannot_be_carried_is_a_clear_error_and_sends_nothing() {
                 .contains("CallOptions::meta takes a JSON object"),
             "{bad_meta}"
         );
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         assert!(
             !lines.iter().any(|l| l["method"] == "test/echo"),
             "{lines:?}"

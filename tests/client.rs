@@ -22,7 +22,7 @@ fn connect_performs_the_handshake() {
         // A legacy server (the peer answers server/discover "method not
         // found"): the probe first, then the handshake.
         assert_eq!(client.era(), Era::Legacy);
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         assert_eq!(lines[0]["method"], "server/discover");
         let meta = &lines[0]["params"]["_meta"];
         assert_eq!(
@@ -117,7 +117,7 @@ fn list_tools_follows_every_page() {
         let client = Client::connect(peer(&["--paged"])).await.unwrap();
         let tools = common::tool_names(&client).await;
         assert_eq!(tools, ["echo", "add", "countdown"]);
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         let cursors: Vec<&Value> = lines
             .iter()
             .filter(|l| l["method"] == "tools/list")
@@ -274,7 +274,7 @@ fn handlers_answer_and_are_declared_as_capabilities() {
             ask("x/custom").await.unwrap()["answer"]["result"],
             json!({"custom": true})
         );
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         let init = lines.iter().find(|l| l["method"] == "initialize").unwrap();
         assert_eq!(
             init["params"]["capabilities"],

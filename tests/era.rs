@@ -59,7 +59,7 @@ fn a_modern_only_server_is_spoken_to_statelessly() {
             .unwrap();
         assert_eq!(echoed["_meta"]["mine"], 1);
         assert_eq!(echoed["_meta"][VERSION], "2026-07-28");
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         assert!(
             !methods(&lines).contains(&"initialize".to_owned()),
             "{lines:?}"
@@ -102,7 +102,7 @@ fn methods_the_modern_era_removed_map_to_its_own_or_say_why() {
             error.to_string().contains("subscriptions/listen"),
             "{error}"
         );
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         let sent = methods(&lines);
         assert!(
             !sent
@@ -138,7 +138,7 @@ fn a_dual_server_speaks_the_newest_era() {
             (client.era(), client.protocol_version()),
             (Era::Legacy, "2025-11-25")
         );
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         assert_eq!(
             methods(&lines)[0],
             "initialize",
@@ -155,7 +155,7 @@ fn a_legacy_server_that_stays_silent_is_handshaken_after_the_probe_timeout() {
         let client = connect(discover("silent"), Era::Auto).await.unwrap();
         assert!(started.elapsed() >= Duration::from_millis(300));
         assert_eq!(client.era(), Era::Legacy);
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         // The silent probe is cancelled on the wire before the handshake.
         assert_eq!(
             &methods(&lines)[..3],
@@ -175,7 +175,7 @@ fn a_legacy_server_that_exits_on_the_probe_is_started_again_once() {
             .await
             .unwrap();
         // A new process: it has seen the handshake and nothing of the probe.
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         assert_eq!(methods(&lines)[0], "initialize", "{lines:?}");
         client.close().await.unwrap();
         // Era::Modern does not start it again: it says what the server did.
@@ -207,7 +207,7 @@ fn unsupported_version_answers_lead_to_a_common_version_or_a_clear_error() {
             .await
             .unwrap();
         assert_eq!(client.era(), Era::Legacy);
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         let init = lines.iter().find(|l| l["method"] == "initialize").unwrap();
         assert_eq!(init["params"]["protocolVersion"], "2025-06-18");
         client.close().await.unwrap();
@@ -315,7 +315,7 @@ fn input_required_is_answered_by_the_handlers_and_retried_with_the_state() {
         );
         // On the wire: three requests with new ids, the state echoed untouched,
         // the original params kept.
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         let tries: Vec<&Value> = lines
             .iter()
             .filter(|l| l["method"] == "test/mrtr")
@@ -399,7 +399,7 @@ fn a_request_state_the_server_rejects_surfaces_its_error() {
             error.to_string().contains("requestState rejected"),
             "{error}"
         );
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         let tries: Vec<&Value> = lines
             .iter()
             .filter(|l| l["method"] == "test/mrtr")

@@ -7,9 +7,12 @@
 mod common;
 
 use std::fs;
+use std::sync::Mutex;
+use std::time::Duration;
 
 use common::{eventually, peer, run};
 use serde_json::json;
+use stdio_mcp::client::{CallOptions, Client, Era, RestartPolicy};
 
 fn open_fds() -> usize {
     fs::read_dir("/proc/self/fd").unwrap().count()
@@ -49,8 +52,12 @@ fn children() -> usize {
         .count()
 }
 
+/// The tests here count the whole process: one at a time.
+static ALONE: Mutex<()> = Mutex::new(());
+
 #[test]
 fn a_thousand_cycles_leak_nothing() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     run(120, async {
         // Warm up: the first spawns start the background, reactor and reaper
         // threads and their descriptors; both ways of ending are exercised once.
@@ -96,4 +103,70 @@ fn a_thousand_cycles_leak_nothing() {
         eventually(10, || open_fds() <= fds).await;
         assert!(threads() <= thread_count, "threads after 500 drops");
     });
+}
+
+#[test]
+fn two_hundred_crash_and_restart_cycles_leak_nothing() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    run(120, async {
+        let policy = RestartPolicy::new()
+            .max_restarts(1000)
+            .within(Duration::from_secs(600))
+            .backoff(Duration::ZERO, Duration::ZERO);
+        // Warm up: one crash and restart of each era starts every thread there is.
+        for era in [Era::Legacy, Era::Modern] {
+            let client = connect(era, policy).await;
+            crash_and_call(&client, 0).await;
+            client.close().await.unwrap();
+        }
+        eventually(5, || children() == 0).await;
+        let (fds, thread_count) = (open_fds(), threads());
+        let before = fd_targets();
+
+        for (era, cycles) in [(Era::Modern, 150), (Era::Legacy, 50)] {
+            let client = connect(era, policy).await;
+            for i in 1..=cycles {
+                crash_and_call(&client, i).await;
+                // The crashed process is reaped: only the running one is ours.
+                eventually(5, || children() == 1).await;
+            }
+            assert_eq!(client.restarts(), cycles);
+            client.close().await.unwrap();
+        }
+        eventually(10, || children() == 0).await;
+        eventually(10, || open_fds() <= fds).await;
+        let after = fd_targets();
+        assert!(
+            after.len() <= before.len(),
+            "file descriptors after 200 restarts: {before:?} then {after:?}"
+        );
+        assert!(threads() <= thread_count, "threads after 200 restarts");
+    });
+}
+
+async fn connect(era: Era, policy: RestartPolicy) -> Client {
+    let flags: &[&str] = match era {
+        Era::Modern => &["--discover", "modern"],
+        _ => &[],
+    };
+    Client::builder(peer(flags))
+        .era(era)
+        .restart(policy)
+        .connect()
+        .await
+        .unwrap()
+}
+
+/// The server crashes on a call; the next call goes to its successor.
+async fn crash_and_call(client: &Client, i: u64) {
+    let crashed = client
+        .request("test/exit", Some(json!({"code": 1})), CallOptions::new())
+        .await
+        .unwrap_err();
+    assert_eq!(crashed.to_string(), "MCP server process exited (code 1)");
+    let echoed = client
+        .request("test/echo", Some(json!({"i": i})), CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(echoed["i"], i);
 }

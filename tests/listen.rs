@@ -59,7 +59,7 @@ fn modern_subscriptions_each_get_their_own_notifications() {
         );
         // Dropping a stream cancels its listen request on the wire.
         drop(file);
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         let listens: Vec<&Value> = lines
             .iter()
             .filter(|l| l["method"] == "subscriptions/listen")
@@ -111,7 +111,7 @@ fn legacy_subscriptions_come_from_the_servers_notifications() {
         assert_eq!(first.method, "notifications/prompts/list_changed");
         let second = within(5, stream.next()).await.unwrap();
         assert_eq!(second.params.unwrap()["uri"], "file:///b.md");
-        let lines = received(client.transport()).await;
+        let lines = received(&client.transport()).await;
         let subscribe = lines
             .iter()
             .find(|l| l["method"] == "resources/subscribe")

@@ -6,7 +6,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
 
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender};
 use futures::channel::oneshot;
@@ -15,7 +16,7 @@ use futures::{FutureExt, Stream, StreamExt};
 
 use serde_json::{json, Value};
 
-use crate::error::RpcError;
+use crate::error::{Error, RpcError};
 use crate::message::{Notification, ServerRequest};
 use crate::pending::PendingRequest;
 use crate::route::{NotificationHandler, Reply, RequestHandler};
@@ -323,11 +324,11 @@ impl ListenFilter {
 }
 
 /// How a subscription's notifications are recognized.
-pub(crate) enum Match {
+enum Match {
     /// 2026-07-28: by the `subscriptionId` in `_meta` (the listen request's id).
     Modern(Value),
-    /// Earlier revisions: by method (and URI), from the server's one stream.
-    Legacy(ListenFilter),
+    /// Earlier revisions: by method (and URI, the filter's), from the server's one stream.
+    Legacy,
 }
 
 struct Listener {
@@ -336,30 +337,35 @@ struct Listener {
     sender: UnboundedSender<Notification>,
     /// Told the acknowledged filter, once (modern only).
     ack: Option<oneshot::Sender<Value>>,
+    /// What it asked for, to ask a restarted server again.
+    filter: ListenFilter,
+    /// The open `subscriptions/listen` request (modern); its end ends the stream.
+    request: Option<PendingRequest>,
+    /// The stream's task, woken when a restarted server takes the subscription back.
+    waker: Option<Waker>,
 }
 
 /// The open subscriptions.
 #[derive(Default)]
 pub(crate) struct Listeners {
     open: Mutex<Vec<Listener>>,
-    next_key: std::sync::atomic::AtomicU64,
+    next_key: AtomicU64,
+    /// The server is started again when it exits: its subscriptions wait for that.
+    survive_exits: AtomicBool,
 }
 
 impl Listeners {
-    pub(crate) fn add(
-        &self,
-        matcher: Match,
-        sender: UnboundedSender<Notification>,
-        ack: Option<oneshot::Sender<Value>>,
-    ) -> u64 {
-        let key = self
-            .next_key
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    /// A legacy subscription: the server's own notifications that `filter` asks for.
+    pub(crate) fn add(&self, filter: ListenFilter, sender: UnboundedSender<Notification>) -> u64 {
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
         self.lock().push(Listener {
             key,
-            matcher,
+            matcher: Match::Legacy,
             sender,
-            ack,
+            ack: None,
+            filter,
+            request: None,
+            waker: None,
         });
         key
     }
@@ -368,26 +374,107 @@ impl Listeners {
     /// that no acknowledgment can come before its listener.
     pub(crate) fn open(
         &self,
-        send: impl FnOnce() -> PendingRequest,
+        filter: ListenFilter,
+        send: impl FnOnce(&ListenFilter) -> PendingRequest,
         sender: UnboundedSender<Notification>,
         ack: oneshot::Sender<Value>,
-    ) -> (u64, PendingRequest) {
+    ) -> u64 {
         let mut open = self.lock();
-        let request = send();
-        let key = self
-            .next_key
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let request = send(&filter);
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
         open.push(Listener {
             key,
             matcher: Match::Modern(json!(request.id())),
             sender,
             ack: Some(ack),
+            filter,
+            request: Some(request),
+            waker: None,
         });
-        (key, request)
+        key
+    }
+
+    /// Whether subscription `key` has ended: `Ready` with how its listen
+    /// request ended (`None` once it is gone). A server's exit does not end it
+    /// when the server is to be started again.
+    pub(crate) fn poll_end(
+        &self,
+        key: u64,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Value, Error>>> {
+        let survive_exits = self.survive_exits.load(Ordering::Acquire);
+        let mut open = self.lock();
+        let Some(listener) = open.iter_mut().find(|l| l.key == key) else {
+            return Poll::Ready(None);
+        };
+        if let Some(request) = &mut listener.request {
+            match request.poll_unpin(cx) {
+                Poll::Ready(Err(error)) if survive_exits && is_exit(&error) => {
+                    listener.request = None;
+                }
+                Poll::Ready(outcome) => return Poll::Ready(Some(outcome)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        listener.waker = Some(cx.waker().clone());
+        Poll::Pending
     }
 
     pub(crate) fn remove(&self, key: u64) {
-        self.lock().retain(|l| l.key != key);
+        let gone: Vec<Listener> = {
+            let mut open = self.lock();
+            let (gone, kept) = std::mem::take(&mut *open)
+                .into_iter()
+                .partition(|l| l.key == key);
+            *open = kept;
+            gone
+        };
+        // Dropped outside the lock: an open listen request is cancelled on the wire.
+        drop(gone);
+    }
+
+    /// Ends every subscription (the client closed, or gave up on its server):
+    /// each stream yields what it has, then ends.
+    pub(crate) fn end_all(&self) {
+        let gone = std::mem::take(&mut *self.lock());
+        drop(gone);
+    }
+
+    /// From now on subscriptions outlive the server's exits (restarts are on).
+    pub(crate) fn survive_exits(&self) {
+        self.survive_exits.store(true, Ordering::Release);
+    }
+
+    /// A restarted server: tells each stream of the gap with `gap`, sends each
+    /// modern subscription's listen request again through `send`, and returns
+    /// the resource URIs legacy subscriptions need subscribed again.
+    pub(crate) fn reopen(
+        &self,
+        gap: &Notification,
+        mut send: impl FnMut(&ListenFilter) -> PendingRequest,
+    ) -> Vec<String> {
+        let mut uris = Vec::new();
+        let mut wakers = Vec::new();
+        {
+            let mut open = self.lock();
+            for listener in open.iter_mut() {
+                let _ = listener.sender.unbounded_send(gap.clone());
+                match listener.matcher {
+                    Match::Legacy => uris.extend(listener.filter.uris().iter().cloned()),
+                    Match::Modern(_) => {
+                        let request = send(&listener.filter);
+                        listener.matcher = Match::Modern(json!(request.id()));
+                        // The previous one, if it is still here, is of the dead server.
+                        listener.request = Some(request);
+                        wakers.extend(listener.waker.take());
+                    }
+                }
+            }
+        }
+        wakers.into_iter().for_each(Waker::wake);
+        uris.sort();
+        uris.dedup();
+        uris
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Listener>> {
@@ -416,13 +503,24 @@ impl Listeners {
                         let _ = listener.sender.unbounded_send(notification.clone());
                     }
                 }
-                (Match::Legacy(filter), None) if filter.matches(notification) => {
+                (Match::Legacy, None) if listener.filter.matches(notification) => {
                     let _ = listener.sender.unbounded_send(notification.clone());
                 }
                 _ => {}
             }
         }
     }
+}
+
+/// Whether a listen request ended because its server did (not by its answer).
+fn is_exit(error: &Error) -> bool {
+    matches!(
+        error,
+        Error::Exited { .. }
+            | Error::NotAlive
+            | Error::StdoutClosed
+            | Error::MessageTooLarge { .. }
+    )
 }
 
 /// The notifications of one subscription, from [`Client::listen`](super::Client::listen):
@@ -446,27 +544,27 @@ impl Listeners {
 /// ```
 pub struct Subscription {
     notifications: UnboundedReceiver<Notification>,
-    /// The open `subscriptions/listen` request (modern); its end ends the stream.
-    request: Option<PendingRequest>,
     routes: Arc<Routes>,
-    /// This subscription's entry among the listeners (holding the sender).
+    /// This subscription's entry among the listeners (holding the sender and
+    /// the open listen request).
     key: u64,
+    /// Until the listen request has ended.
+    open: bool,
     acknowledged: Option<Value>,
 }
 
 impl Subscription {
     pub(crate) fn new(
         notifications: UnboundedReceiver<Notification>,
-        request: Option<PendingRequest>,
         routes: Arc<Routes>,
         key: u64,
         acknowledged: Option<Value>,
     ) -> Self {
         Subscription {
             notifications,
-            request,
             routes,
             key,
+            open: true,
             acknowledged,
         }
     }
@@ -496,13 +594,11 @@ impl Stream for Subscription {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Notification>> {
         let this = self.get_mut();
-        if let Some(request) = &mut this.request {
-            if request.poll_unpin(cx).is_ready() {
-                // Ended by the server (or its exit): no more will come, and
-                // what came before is still delivered, then the end.
-                this.request = None;
-                this.routes.listeners.remove(this.key);
-            }
+        if this.open && this.routes.listeners.poll_end(this.key, cx).is_ready() {
+            // Ended by the server (or its exit): no more will come, and
+            // what came before is still delivered, then the end.
+            this.open = false;
+            this.routes.listeners.remove(this.key);
         }
         this.notifications.poll_next_unpin(cx)
     }
@@ -510,18 +606,16 @@ impl Stream for Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        self.routes.listeners.remove(self.key);
         // Dropping the open listen request cancels it on the wire.
+        self.routes.listeners.remove(self.key);
     }
 }
 
 impl std::fmt::Debug for Subscription {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Subscription")
-            .field(
-                "listen_request",
-                &self.request.as_ref().map(PendingRequest::id),
-            )
+            .field("key", &self.key)
+            .field("open", &self.open)
             .field("acknowledged", &self.acknowledged)
             .finish()
     }

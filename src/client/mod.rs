@@ -20,6 +20,7 @@
 
 mod call;
 mod inbound;
+mod restart;
 mod types;
 
 use std::collections::HashSet;
@@ -43,8 +44,10 @@ use crate::transport::Transport;
 
 pub use call::CallOptions;
 pub use inbound::ServerRequestHandler;
-use inbound::{InputHandlers, Match, Routes, ServerRequests};
+use inbound::{InputHandlers, Routes, ServerRequests};
 pub use inbound::{ListenFilter, Subscription};
+use restart::{Again, Handoff, Life, RestartHook, Restarter};
+pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
 pub use types::{
     CallToolResult, CompleteResult, Completion, Content, Extra, GetPromptResult, Implementation,
     LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
@@ -164,6 +167,8 @@ pub struct ClientBuilder {
     handshake_timeout: Duration,
     era: Era,
     probe_timeout: Duration,
+    restart: Option<RestartPolicy>,
+    on_restart: Option<RestartHook>,
 }
 
 impl ClientBuilder {
@@ -192,6 +197,8 @@ impl ClientBuilder {
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
             era: Era::Auto,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            restart: None,
+            on_restart: None,
         }
     }
 
@@ -370,6 +377,64 @@ impl ClientBuilder {
         self
     }
 
+    /// Starts the server again when it exits without [`Client::close`], by
+    /// `policy` (off unless set; see [`RestartPolicy`]).
+    ///
+    /// Requests in flight when it exits fail with the exit error (never
+    /// retried: that is the caller's choice); calls made while it restarts
+    /// wait for the new process. The era is kept: a legacy server is
+    /// handshaken again (and must agree on the same revision), subscriptions
+    /// are asked for again, and each [`Subscription`] yields a [`RESTARTED`]
+    /// item for the gap. When the policy gives up, calls fail with the last
+    /// exit error. Restarts run wherever the driver runs (the background
+    /// thread, or your executor with [`connect_with`](Self::connect_with)).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    /// use stdio_mcp::client::{Client, RestartPolicy};
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["npx", "-y", "some-mcp-server"]))
+    ///     .restart(RestartPolicy::new().max_restarts(3).within(Duration::from_secs(60)))
+    ///     .connect()
+    ///     .await?;
+    /// // Even if the server crashed in between, this goes to a running one.
+    /// client.list_tools().await?;
+    /// println!("{} restarts so far", client.restarts());
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn restart(mut self, policy: RestartPolicy) -> Self {
+        self.restart = Some(policy);
+        self
+    }
+
+    /// Called just before each restart (see [`restart`](Self::restart)) with
+    /// why the previous process ended.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, RestartPolicy};
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .restart(RestartPolicy::default())
+    ///     .on_restart(|info| {
+    ///         eprintln!("restart {} ({:?}): {:?}", info.attempt, info.exit_status, info.stderr_tail);
+    ///     })
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn on_restart(mut self, hook: impl Fn(&RestartInfo) + Send + Sync + 'static) -> Self {
+        self.on_restart = Some(Arc::new(hook));
+        self
+    }
+
     /// Starts the server on the shared background thread and performs the handshake.
     ///
     /// # Errors
@@ -424,6 +489,8 @@ impl ClientBuilder {
             handshake_timeout,
             era,
             probe_timeout,
+            restart,
+            on_restart,
         } = self;
         let capabilities = requests.capabilities();
         let inputs = requests.inputs();
@@ -435,10 +502,21 @@ impl ClientBuilder {
             Some(Arc::clone(&progress).into_handler(user_notifications));
         // Shared, so that a server started again calls the same handlers.
         let handlers = std::mem::take(&mut transport.handlers).share();
-        let mut start = || -> Result<Transport, Error> {
-            let (started, driver) = transport.again(handlers.handlers()).spawn_with_driver()?;
-            run_driver(driver);
-            Ok(started)
+        // Owned copies of the configuration, made before any await: the
+        // builder is not `Sync`, and this future must stay `Send`.
+        let mut retry = Some(transport.again(handlers.handlers()));
+        let restart_builder = restart.map(|_| transport.again(handlers.handlers()));
+        let mut start = |builder: Builder| -> Result<Started, Error> {
+            let (started, driver) = builder.spawn_with_driver()?;
+            if restart.is_none() {
+                run_driver(driver);
+                return Ok((started, None));
+            }
+            // The driver handed out is the supervisor, which drives this
+            // process and, once the client is connected, its restarts.
+            let (handoff, supervised) = futures::channel::oneshot::channel();
+            run_driver(Driver::chain(restart::supervise(driver, supervised)));
+            Ok((started, Some(handoff)))
         };
         let hello = Hello {
             client_info: &client_info,
@@ -446,61 +524,86 @@ impl ClientBuilder {
             handshake_timeout,
             probe_timeout,
         };
-        let first = start()?;
-        let outcome = match era {
-            Era::Legacy => handshake(&first, &hello, None).await,
-            Era::Auto | Era::Modern => match probe(&first, &hello).await {
-                Probe::Modern(session) => Ok(*session),
+        let first = start(transport.again(handlers.handlers()))?;
+        drop(transport);
+        let (started, outcome) = match era {
+            Era::Legacy => {
+                let outcome = handshake(&first.0, &hello, None).await;
+                (first, outcome)
+            }
+            Era::Auto | Era::Modern => match probe(&first.0, &hello).await {
+                Probe::Modern(session) => (first, Ok(*session)),
                 Probe::Legacy { version, .. } if era == Era::Auto => {
-                    handshake(&first, &hello, version.as_deref()).await
+                    let outcome = handshake(&first.0, &hello, version.as_deref()).await;
+                    (first, outcome)
                 }
                 Probe::Exited(_) if era == Era::Auto => {
                     // It exited on the probe: a legacy server that dies on
                     // unknown requests. Started again, once, for the handshake.
-                    let _ = first.close().await;
+                    let _ = first.0.close().await;
+                    drop(first);
                     event!(info, "MCP server exited on the probe: starting it again");
-                    let again = start()?;
-                    let outcome = handshake(&again, &hello, None).await;
-                    return finish(again, outcome, inputs, progress).await;
+                    let again = start(retry.take().expect("started again once"))?;
+                    let outcome = handshake(&again.0, &hello, None).await;
+                    (again, outcome)
                 }
                 Probe::Legacy { answer, .. } | Probe::Exited(answer) => {
-                    Err(Error::Protocol(format!(
+                    let error = Error::Protocol(format!(
                     "the server does not speak MCP {} (Era::Modern): server/discover got {answer}",
                     MODERN_PROTOCOL_VERSIONS.join(", ")
-                )))
+                ));
+                    (first, Err(error))
                 }
-                Probe::Failed(error) => Err(error),
+                Probe::Failed(error) => (first, Err(error)),
             },
         };
-        finish(first, outcome, inputs, progress).await
+        let (transport_now, handoff) = started;
+        let session = match outcome {
+            Ok(session) => session,
+            Err(error) => {
+                let _ = transport_now.close().await;
+                return Err(error);
+            }
+        };
+        event!(info, era = ?session.era, protocol_version = %session.protocol_version, "MCP session ready");
+        let life = Life::new(transport_now, restart.is_some(), Arc::clone(&progress));
+        if let (Some(handoff), Some(policy), Some(builder)) = (handoff, restart, restart_builder) {
+            let restarter = Restarter {
+                builder,
+                handlers: handlers.clone(),
+                policy,
+                on_restart,
+                session: Again {
+                    client_info: client_info.clone(),
+                    capabilities: capabilities.clone(),
+                    handshake_timeout,
+                    era: session.era,
+                    protocol_version: session.protocol_version.clone(),
+                    meta: session.meta.clone(),
+                },
+            };
+            let _ = handoff.send(Handoff {
+                life: Arc::downgrade(&life),
+                restarter,
+            });
+        }
+        Ok(Client {
+            life,
+            session,
+            log_level: std::sync::Mutex::new(None),
+            inputs,
+            progress,
+            next_token: AtomicU64::new(1),
+        })
     }
 }
 
-/// The client, or the error after closing the server (never left half-started).
-async fn finish(
-    transport: Transport,
-    outcome: Result<Session, Error>,
-    inputs: InputHandlers,
-    progress: Arc<Routes>,
-) -> Result<Client, Error> {
-    match outcome {
-        Ok(session) => {
-            event!(info, era = ?session.era, protocol_version = %session.protocol_version, "MCP session ready");
-            Ok(Client {
-                transport,
-                session,
-                log_level: std::sync::Mutex::new(None),
-                inputs,
-                progress,
-                next_token: AtomicU64::new(1),
-            })
-        }
-        Err(error) => {
-            let _ = transport.close().await;
-            Err(error)
-        }
-    }
-}
+/// A started process: its transport and, when restarts are on, the channel
+/// that hands its supervisor the connected client.
+type Started = (
+    Transport,
+    Option<futures::channel::oneshot::Sender<Handoff>>,
+);
 
 /// What the client tells a server about itself.
 struct Hello<'a> {
@@ -772,7 +875,8 @@ fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
 /// # Ok::<(), stdio_mcp::Error>(()) });
 /// ```
 pub struct Client {
-    transport: Transport,
+    /// The server process calls go to (replaced when it restarts).
+    life: Arc<Life>,
     session: Session,
     /// The level asked for with `set_logging_level`, sent in each modern request.
     log_level: std::sync::Mutex<Option<LoggingLevel>>,
@@ -902,7 +1006,9 @@ impl Client {
         self.session.instructions.as_deref()
     }
 
-    /// The underlying transport (for raw requests, `respond`, `stderr_tail`, …).
+    /// A handle to the underlying transport of the current server process
+    /// (for raw requests, `respond`, `stderr_tail`, …). After a restart
+    /// ([`ClientBuilder::restart`]) it is the new process's.
     ///
     /// # Examples
     ///
@@ -914,8 +1020,29 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     #[must_use]
-    pub fn transport(&self) -> &Transport {
-        &self.transport
+    pub fn transport(&self) -> Transport {
+        self.life.current()
+    }
+
+    /// How many times the server was started again since `connect`
+    /// (see [`ClientBuilder::restart`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, RestartPolicy};
+    ///
+    /// let client = Client::builder(stdio_mcp::Transport::builder(["my-mcp-server"]))
+    ///     .restart(RestartPolicy::default())
+    ///     .connect()
+    ///     .await?;
+    /// assert_eq!(client.restarts(), 0);
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    #[must_use]
+    pub fn restarts(&self) -> u64 {
+        self.life.restarts()
     }
 
     async fn typed<T: DeserializeOwned>(
@@ -994,9 +1121,10 @@ impl Client {
                 self.next_token.fetch_add(1, Ordering::Relaxed)
             ))
         };
+        let transport = self.life.transport().await?;
         let protocol = self.protocol();
         call::call(
-            &self.transport,
+            &transport,
             &self.progress,
             protocol,
             &self.inputs,
@@ -1383,55 +1511,61 @@ impl Client {
             for uri in filter.uris() {
                 self.subscribe(uri).await?;
             }
-            let key = self
-                .progress
-                .listeners
-                .add(Match::Legacy(filter), sender, None);
+            let key = self.progress.listeners.add(filter, sender);
             return Ok(Subscription::new(
                 receiver,
-                None,
                 Arc::clone(&self.progress),
                 key,
                 None,
             ));
         }
-        let mut params = Map::new();
-        params.insert("notifications".into(), filter.to_json());
+        let transport = self.life.transport().await?;
         let protocol = self.protocol();
-        let params = call::stamp("subscriptions/listen", Value::Object(params), &protocol)?;
         let (ack, acknowledged) = futures::channel::oneshot::channel();
+        let mut stamped = Ok(());
         // Long-lived: no time limit of the transport's ends it.
-        let send = || {
-            self.transport.send_borrowed(
+        let send = |filter: &ListenFilter| {
+            let mut params = Map::new();
+            params.insert("notifications".into(), filter.to_json());
+            let params = call::stamp("subscriptions/listen", Value::Object(params), &protocol)
+                .unwrap_or_else(|error| {
+                    stamped = Err(error);
+                    Value::Null
+                });
+            transport.send_request_with(
                 "subscriptions/listen",
-                Some(&params),
+                Some(params),
                 RequestOptions::new().timeout(None),
             )
         };
-        let (key, mut request) = self.progress.listeners.open(send, sender, ack);
-        let limit = self
-            .transport
-            .timeout()
-            .unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT);
+        let key = self.progress.listeners.open(filter, send, sender, ack);
+        if let Err(error) = stamped {
+            self.progress.listeners.remove(key);
+            return Err(error);
+        }
+        let limit = transport.timeout().unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT);
+        let listeners = &self.progress.listeners;
+        let ended = futures::future::poll_fn(|cx| listeners.poll_end(key, cx));
+        let ended = std::pin::pin!(ended);
         let waited = futures::future::select(
             acknowledged,
-            futures::future::select(&mut request, async_io::Timer::after(limit)),
+            futures::future::select(ended, async_io::Timer::after(limit)),
         )
         .await;
         let agreed = match waited {
             futures::future::Either::Left((Ok(agreed), _)) => agreed,
             // The listener went away before the acknowledgment: no stream to give.
             futures::future::Either::Left((Err(_), _)) => {
-                self.progress.listeners.remove(key);
+                listeners.remove(key);
                 return Err(Error::Protocol(
                     "subscriptions/listen ended before it was acknowledged".into(),
                 ));
             }
             futures::future::Either::Right((ended, _)) => {
-                self.progress.listeners.remove(key);
+                listeners.remove(key);
                 return Err(match ended {
-                    futures::future::Either::Left((Err(error), _)) => error,
-                    futures::future::Either::Left((Ok(_), _)) => Error::Protocol(
+                    futures::future::Either::Left((Some(Err(error)), _)) => error,
+                    futures::future::Either::Left((Some(Ok(_)) | None, _)) => Error::Protocol(
                         "the server ended subscriptions/listen before acknowledging it".into(),
                     ),
                     futures::future::Either::Right(_) => Error::Timeout {
@@ -1443,7 +1577,6 @@ impl Client {
         };
         Ok(Subscription::new(
             receiver,
-            Some(request),
             Arc::clone(&self.progress),
             key,
             Some(agreed),
@@ -1534,7 +1667,7 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub fn close(&self) -> Close {
-        self.transport.close()
+        self.life.close()
     }
 }
 
@@ -1544,7 +1677,7 @@ impl fmt::Debug for Client {
             .field("server", &self.session.server_info.name)
             .field("era", &self.session.era)
             .field("protocol_version", &self.session.protocol_version)
-            .field("transport", &self.transport)
+            .field("life", &self.life)
             .finish_non_exhaustive()
     }
 }

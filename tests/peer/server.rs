@@ -66,6 +66,10 @@ struct Flags {
     paged: bool,
     initialize: Option<String>,
     discover: Option<String>,
+    /// Exit (code 7) on this request instead of answering it.
+    crash_after: Option<u64>,
+    /// Exit (code 9) at start if this file exists; create it otherwise.
+    crash_on_restart: Option<String>,
 }
 
 fn flags() -> Flags {
@@ -79,6 +83,8 @@ fn flags() -> Flags {
         paged: false,
         initialize: None,
         discover: None,
+        crash_after: None,
+        crash_on_restart: None,
     };
     let mut args = env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -91,6 +97,8 @@ fn flags() -> Flags {
             "--paged" => f.paged = true,
             "--initialize" => f.initialize = args.next(),
             "--discover" => f.discover = args.next(),
+            "--crash-after" => f.crash_after = args.next().and_then(|s| s.parse().ok()),
+            "--crash-on-restart" => f.crash_on_restart = args.next(),
             "--watchdog" => f.watchdog = args.next().and_then(|s| s.parse().ok()).unwrap_or(60),
             other => {
                 eprintln!("stdio-mcp-peer: unknown flag {other}");
@@ -128,6 +136,13 @@ fn main() {
             eprintln!("grandchild {}", child.id());
         }
     }
+    if let Some(marker) = &flags.crash_on_restart {
+        if std::path::Path::new(marker).exists() {
+            eprintln!("peer: started before, refusing to start again");
+            process::exit(9);
+        }
+        let _ = std::fs::write(marker, b"started");
+    }
     let out: Out = Arc::new(Mutex::new(io::stdout()));
     if flags.banner {
         write_line(&out, "stdio-mcp-peer starting (this line is not JSON)");
@@ -142,6 +157,8 @@ fn main() {
         initialize: flags.initialize.clone(),
         discover: flags.discover.clone(),
         probes: 0,
+        crash_after: flags.crash_after,
+        requests: 0,
         listens: Vec::new(),
         out,
         received: Vec::new(),
@@ -172,6 +189,9 @@ struct Peer {
     initialize: Option<String>,
     discover: Option<String>,
     probes: u32,
+    crash_after: Option<u64>,
+    /// Requests taken so far (besides the handshake, the probe and `test/received`).
+    requests: u64,
     /// Open `subscriptions/listen` requests: their id and filter.
     listens: Vec<(Value, Value)>,
     out: Out,
@@ -200,6 +220,16 @@ impl Peer {
                 let params = message.get("params").cloned().unwrap_or(Value::Null);
                 if method != "test/received" {
                     self.received.push(text);
+                }
+                if !matches!(
+                    method.as_str(),
+                    "test/received" | "initialize" | "server/discover"
+                ) {
+                    self.requests += 1;
+                    if self.crash_after == Some(self.requests) {
+                        eprintln!("peer: crashing on request {}", self.requests);
+                        process::exit(7);
+                    }
                 }
                 self.request(id, &method, params);
             }
@@ -536,8 +566,13 @@ impl Peer {
                 let steps = params["steps"].as_u64().unwrap_or(3);
                 let every = Duration::from_millis(params["every_ms"].as_u64().unwrap_or(0));
                 let token = params["_meta"]["progressToken"].clone();
+                let crash_at = params["crash_at"].as_u64();
                 thread::spawn(move || {
                     for step in 1..=steps {
+                        if crash_at == Some(step) {
+                            eprintln!("peer: crashing in the middle of a call");
+                            process::exit(5);
+                        }
                         thread::sleep(every);
                         send(
                             &out,

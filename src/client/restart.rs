@@ -1,0 +1,614 @@
+//! A client that outlives its server: the restart policy, what each restart
+//! reports, and the supervisor that starts the server again when it exits on
+//! its own.
+//!
+//! The supervisor is the driver the client hands out: it drives the current
+//! process, and when that ends without `close()` it waits out the backoff,
+//! starts the same command again (a legacy server is handshaken again),
+//! re-opens the subscriptions, and drives the new process. It needs no
+//! executor of its own: it runs wherever the driver runs.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use event_listener::Event;
+use futures::channel::oneshot;
+use futures::future::{select, Either};
+use futures::FutureExt;
+use serde_json::{json, Map, Value};
+
+use crate::builder::Builder;
+use crate::child::ExitStatus;
+use crate::driver::Driver;
+use crate::error::Error;
+use crate::message::Notification;
+use crate::pending::{PendingRequest, RequestOptions};
+use crate::route::SharedHandlers;
+use crate::transport::{Close, Transport};
+
+use super::inbound::Routes;
+use super::{call, Era, Hello, Implementation};
+
+/// The method of the item a [`Subscription`](super::Subscription) yields when
+/// its server was started again: notifications may have been missed between
+/// the exit and the new process taking the subscription back. Its params:
+/// `{"restarts": n}`, the client's restart count.
+///
+/// # Examples
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use futures::StreamExt;
+/// use stdio_mcp::client::{Client, ListenFilter, RestartPolicy, RESTARTED};
+///
+/// let client = Client::builder(stdio_mcp::Transport::builder(["my-mcp-server"]))
+///     .restart(RestartPolicy::default())
+///     .connect()
+///     .await?;
+/// let mut changes = client.listen(ListenFilter::new().tools_list_changed()).await?;
+/// while let Some(change) = changes.next().await {
+///     if change.method == RESTARTED {
+///         println!("the server restarted: list the tools again, changes may be missed");
+///     }
+/// }
+/// # Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+pub const RESTARTED: &str = "stdio-mcp/restarted";
+
+/// When a client starts its server again after it exits on its own
+/// ([`ClientBuilder::restart`](super::ClientBuilder::restart)).
+///
+/// At most [`max_restarts`](Self::max_restarts) restarts within a sliding
+/// [`within`](Self::within) window; the delay before each doubles from the
+/// backoff's initial delay up to its maximum (the first restart in a window
+/// waits the initial delay). Past the limit the client gives up: calls fail
+/// with the last exit error. Default: 5 restarts within 60 s, backoff from
+/// 100 ms to 5 s.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use stdio_mcp::client::RestartPolicy;
+///
+/// let policy = RestartPolicy::new()
+///     .max_restarts(3)
+///     .within(Duration::from_secs(30))
+///     .backoff(Duration::from_millis(200), Duration::from_secs(2));
+/// # let _ = policy;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestartPolicy {
+    max_restarts: u32,
+    within: Duration,
+    initial: Duration,
+    max: Duration,
+}
+
+impl RestartPolicy {
+    /// The default policy: 5 restarts within 60 s, backoff 100 ms to 5 s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::client::RestartPolicy;
+    ///
+    /// assert_eq!(RestartPolicy::new(), RestartPolicy::default());
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        RestartPolicy {
+            max_restarts: 5,
+            within: Duration::from_secs(60),
+            initial: Duration::from_millis(100),
+            max: Duration::from_secs(5),
+        }
+    }
+
+    /// How many restarts the window allows; `0` never restarts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let policy = stdio_mcp::client::RestartPolicy::new().max_restarts(10);
+    /// # let _ = policy;
+    /// ```
+    #[must_use]
+    pub fn max_restarts(mut self, restarts: u32) -> Self {
+        self.max_restarts = restarts;
+        self
+    }
+
+    /// The sliding window the restarts are counted in: a server that ran
+    /// longer than this since its restarts is restarted as if for the first time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let policy = stdio_mcp::client::RestartPolicy::new().within(Duration::from_secs(600));
+    /// # let _ = policy;
+    /// ```
+    #[must_use]
+    pub fn within(mut self, window: Duration) -> Self {
+        self.within = window;
+        self
+    }
+
+    /// The delay before the first restart of a window, doubled for each
+    /// further one up to `max` (raised to `initial` if below it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let policy = stdio_mcp::client::RestartPolicy::new()
+    ///     .backoff(Duration::from_millis(50), Duration::from_secs(1));
+    /// # let _ = policy;
+    /// ```
+    #[must_use]
+    pub fn backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.initial = initial;
+        self.max = max.max(initial);
+        self
+    }
+
+    /// The wait before restart number `attempt` (1 for the first) of a window.
+    fn delay(&self, attempt: u32) -> Duration {
+        let doublings = attempt.saturating_sub(1).min(31);
+        self.initial
+            .checked_mul(1 << doublings)
+            .map_or(self.max, |d| d.min(self.max))
+    }
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What [`ClientBuilder::on_restart`](super::ClientBuilder::on_restart) is told
+/// just before the server is started again.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::client::RestartInfo;
+///
+/// fn report(info: &RestartInfo) {
+///     eprintln!(
+///         "restart {} after exit {:?}; last stderr: {:?}",
+///         info.attempt,
+///         info.exit_status.and_then(|s| s.code()),
+///         info.stderr_tail.last()
+///     );
+/// }
+/// # let _ = report;
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RestartInfo {
+    /// This restart's number within the policy's window, 1 for the first.
+    pub attempt: u32,
+    /// How the previous process ended (`None` if it never started).
+    pub exit_status: Option<ExitStatus>,
+    /// The last lines the previous process wrote to stderr, oldest first.
+    pub stderr_tail: Vec<String>,
+}
+
+pub(crate) type RestartHook = Arc<dyn Fn(&RestartInfo) + Send + Sync>;
+
+/// The client's side of its server's life: the process calls go to now,
+/// whether the client gave up on it, and whether it was closed.
+pub(crate) struct Life {
+    state: Mutex<LifeState>,
+    /// Notified when the process is replaced, given up on, or closed.
+    changed: Event,
+    restarts: AtomicU64,
+    /// Whether an exit is followed by a restart.
+    restarting: bool,
+    routes: Arc<Routes>,
+}
+
+struct LifeState {
+    transport: Transport,
+    /// The error calls fail with once the client gave up on its server.
+    gave_up: Option<Error>,
+    closed: bool,
+}
+
+impl Life {
+    pub(crate) fn new(transport: Transport, restarting: bool, routes: Arc<Routes>) -> Arc<Self> {
+        if restarting {
+            routes.listeners.survive_exits();
+        }
+        Arc::new(Life {
+            state: Mutex::new(LifeState {
+                transport,
+                gave_up: None,
+                closed: false,
+            }),
+            changed: Event::new(),
+            restarts: AtomicU64::new(0),
+            restarting,
+            routes,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, LifeState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current process's transport, as it is.
+    pub(crate) fn current(&self) -> Transport {
+        self.lock().transport.clone()
+    }
+
+    /// The transport a call should use: after an exit that a restart will
+    /// follow, the restarted one (waiting for it); the last exit error once
+    /// the client gave up.
+    pub(crate) async fn transport(&self) -> Result<Transport, Error> {
+        loop {
+            let listener = {
+                let state = self.lock();
+                if let Some(error) = &state.gave_up {
+                    return Err(error.clone());
+                }
+                if !self.restarting || state.closed || state.transport.is_alive() {
+                    return Ok(state.transport.clone());
+                }
+                self.changed.listen()
+            };
+            listener.await;
+        }
+    }
+
+    pub(crate) fn restarts(&self) -> u64 {
+        self.restarts.load(Ordering::Relaxed)
+    }
+
+    /// Closes the current process for good: no restart follows.
+    pub(crate) fn close(&self) -> Close {
+        let transport = {
+            let mut state = self.lock();
+            state.closed = true;
+            state.transport.clone()
+        };
+        self.changed.notify(usize::MAX);
+        self.routes.listeners.end_all();
+        transport.close()
+    }
+
+    fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Makes `transport` the one calls go to, unless the client was closed
+    /// meanwhile (then it is handed back).
+    fn install(&self, transport: Transport) -> Result<(), Transport> {
+        {
+            let mut state = self.lock();
+            if state.closed {
+                return Err(transport);
+            }
+            state.transport = transport;
+        }
+        self.changed.notify(usize::MAX);
+        Ok(())
+    }
+
+    /// No more restarts: calls fail with `error` from now on.
+    fn give_up(&self, error: Error) {
+        {
+            let mut state = self.lock();
+            if state.closed || state.gave_up.is_some() {
+                return;
+            }
+            state.gave_up = Some(error);
+        }
+        self.changed.notify(usize::MAX);
+        self.routes.listeners.end_all();
+    }
+}
+
+impl Drop for Life {
+    fn drop(&mut self) {
+        // A supervisor waiting out a backoff learns that nobody is left to serve.
+        self.changed.notify(usize::MAX);
+    }
+}
+
+impl fmt::Debug for Life {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.lock();
+        f.debug_struct("Life")
+            .field("transport", &state.transport)
+            .field("restarts", &self.restarts())
+            .field("gave_up", &state.gave_up)
+            .field("closed", &state.closed)
+            .finish()
+    }
+}
+
+/// Everything needed to start the server again and make it ready for calls.
+pub(crate) struct Restarter {
+    pub(crate) builder: Builder,
+    pub(crate) handlers: SharedHandlers,
+    pub(crate) policy: RestartPolicy,
+    pub(crate) on_restart: Option<RestartHook>,
+    pub(crate) session: Again,
+}
+
+/// What makes a new process ready for the client's session.
+pub(crate) struct Again {
+    pub(crate) client_info: Implementation,
+    pub(crate) capabilities: Value,
+    pub(crate) handshake_timeout: Duration,
+    pub(crate) era: Era,
+    pub(crate) protocol_version: String,
+    /// The 2026-07-28 protocol fields, to ask for subscriptions again.
+    pub(crate) meta: Option<Map<String, Value>>,
+}
+
+/// What a supervisor is handed once its client is connected.
+pub(crate) struct Handoff {
+    pub(crate) life: Weak<Life>,
+    pub(crate) restarter: Restarter,
+}
+
+/// Why the last process is gone, as the policy reports and calls fail with it.
+struct Loss {
+    error: Error,
+    status: Option<ExitStatus>,
+    stderr_tail: Vec<String>,
+}
+
+impl Loss {
+    fn of(transport: &Transport) -> Loss {
+        let status = transport.exit_status();
+        let stderr_tail = transport.stderr_tail();
+        Loss {
+            error: Error::Exited {
+                status: status.unwrap_or_else(ExitStatus::unknown),
+                stderr_tail: stderr_tail.clone(),
+            },
+            status,
+            stderr_tail,
+        }
+    }
+
+    fn from_error(error: Error) -> Loss {
+        let (status, stderr_tail) = match &error {
+            Error::Exited {
+                status,
+                stderr_tail,
+            } => (Some(*status), stderr_tail.clone()),
+            _ => (None, Vec::new()),
+        };
+        Loss {
+            error,
+            status,
+            stderr_tail,
+        }
+    }
+}
+
+/// Marks the client given up on if its supervisor stops before it was closed
+/// (its driver dropped), so no call waits for a restart that cannot come.
+struct EndGuard(Weak<Life>);
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        if let Some(life) = self.0.upgrade() {
+            life.give_up(Error::LeftLoop);
+        }
+    }
+}
+
+/// Drives `first`; if its client connected (`handoff`), restarts the server
+/// by the policy each time it exits without being closed.
+pub(crate) async fn supervise(first: Driver, handoff: oneshot::Receiver<Handoff>) {
+    let mut driver = first;
+    (&mut driver).await;
+    // A failed connect drops the sender: nothing to restart.
+    let Ok(Handoff { life, restarter }) = handoff.await else {
+        return;
+    };
+    let _guard = EndGuard(life.clone());
+    let mut restarts_in_window: VecDeque<Instant> = VecDeque::new();
+    let Some(mut loss) = unexpected_exit(&life) else {
+        return;
+    };
+    loop {
+        let now = Instant::now();
+        while restarts_in_window
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > restarter.policy.within)
+        {
+            restarts_in_window.pop_front();
+        }
+        let attempt = u32::try_from(restarts_in_window.len()).unwrap_or(u32::MAX);
+        if attempt >= restarter.policy.max_restarts {
+            event!(warn, error = %loss.error, "MCP server exited too often: not restarting it");
+            if let Some(live) = life.upgrade() {
+                live.give_up(loss.error);
+            }
+            return;
+        }
+        let attempt = attempt + 1;
+        // The backoff, cut short if the client is closed or dropped.
+        let closing = match life.upgrade() {
+            Some(live) if !live.is_closed() => live.changed.listen(),
+            _ => return,
+        };
+        let delay = restarter.policy.delay(attempt);
+        select(async_io::Timer::after(delay), closing).await;
+        let Some(live) = life.upgrade() else { return };
+        if live.is_closed() {
+            return;
+        }
+        restarts_in_window.push_back(Instant::now());
+        let count = live.restarts.fetch_add(1, Ordering::Relaxed) + 1;
+        event!(info, attempt, restarts = count, error = %loss.error, "starting the MCP server again");
+        if let Some(hook) = &restarter.on_restart {
+            hook(&RestartInfo {
+                attempt,
+                exit_status: loss.status,
+                stderr_tail: std::mem::take(&mut loss.stderr_tail),
+            });
+        }
+        let closing = live.changed.listen();
+        drop(live);
+        let (transport, next) = match restarter
+            .builder
+            .again(restarter.handlers.handlers())
+            .spawn_with_driver()
+        {
+            Ok(started) => started,
+            Err(error) => {
+                loss = Loss::from_error(error);
+                continue;
+            }
+        };
+        // Ready for calls (a legacy server handshaken), unless closed meanwhile:
+        // dropping the new driver then kills the new process.
+        let readying = next.run_until(restarter.session.ready(&transport).boxed());
+        let (ready, next) = match select(readying, closing).await {
+            Either::Left((done, _)) => done,
+            Either::Right(_) => return,
+        };
+        driver = next;
+        if let Err(error) = ready {
+            event!(warn, error = %error, "the restarted MCP server is not usable: closing it");
+            let died = matches!(
+                error,
+                Error::Exited { .. } | Error::NotAlive | Error::StdoutClosed
+            );
+            let closed = transport.close();
+            (&mut driver).await;
+            let _ = closed.await;
+            // A server that died while being readied: its exit and stderr tell why.
+            loss = if died {
+                Loss::of(&transport)
+            } else {
+                Loss::from_error(error)
+            };
+            continue;
+        }
+        let Some(live) = life.upgrade() else { return };
+        // Subscriptions are asked for before any call can reach the new process.
+        let subscribed = restarter.session.reopen(&live.routes, &transport, count);
+        let installed = live.install(transport.clone());
+        drop(live);
+        if let Err(transport) = installed {
+            let closed = transport.close();
+            drop(subscribed);
+            driver.await;
+            let _ = closed.await;
+            return;
+        }
+        let confirming = restarter.session.confirm(subscribed);
+        let ((), next) = driver.run_until(confirming).await;
+        driver = next;
+        drop(transport);
+        (&mut driver).await;
+        let Some(next_loss) = unexpected_exit(&life) else {
+            return;
+        };
+        loss = next_loss;
+    }
+}
+
+/// After a process ended: why, if it exited on its own; `None` if the client
+/// is gone or closed it (closing the transport itself counts as closing).
+fn unexpected_exit(life: &Weak<Life>) -> Option<Loss> {
+    let live = life.upgrade()?;
+    let current = live.current();
+    if current.close_asked() {
+        live.lock().closed = true;
+        live.changed.notify(usize::MAX);
+    }
+    if live.is_closed() {
+        return None;
+    }
+    Some(Loss::of(&current))
+}
+
+impl Again {
+    /// A new process made ready for calls: a legacy server is handshaken
+    /// again and must agree on the same revision.
+    async fn ready(&self, transport: &Transport) -> Result<(), Error> {
+        if self.era != Era::Legacy {
+            return Ok(());
+        }
+        let hello = Hello {
+            client_info: &self.client_info,
+            capabilities: &self.capabilities,
+            handshake_timeout: self.handshake_timeout,
+            probe_timeout: self.handshake_timeout,
+        };
+        let session = super::handshake(transport, &hello, Some(&self.protocol_version)).await?;
+        if session.protocol_version != self.protocol_version {
+            return Err(Error::Protocol(format!(
+                "the restarted server answered protocol version {}; the client speaks {}",
+                session.protocol_version, self.protocol_version
+            )));
+        }
+        Ok(())
+    }
+
+    /// Takes the subscriptions back to the new process and tells each stream
+    /// of the gap; returns the legacy `resources/subscribe` requests sent.
+    fn reopen(
+        &self,
+        routes: &Routes,
+        transport: &Transport,
+        restarts: u64,
+    ) -> Vec<(String, PendingRequest)> {
+        let gap = Notification {
+            method: RESTARTED.into(),
+            params: Some(json!({ "restarts": restarts })),
+        };
+        let protocol = call::Protocol {
+            fields: self.meta.as_ref(),
+            members: None,
+            log_level: None,
+        };
+        let uris = routes.listeners.reopen(&gap, |filter| {
+            let mut params = Map::new();
+            params.insert("notifications".into(), filter.to_json());
+            let params = call::stamp("subscriptions/listen", Value::Object(params), &protocol)
+                .unwrap_or(Value::Null);
+            transport.send_request_with(
+                "subscriptions/listen",
+                Some(params),
+                RequestOptions::new().timeout(None),
+            )
+        });
+        uris.into_iter()
+            .map(|uri| {
+                let request = transport.send_request_with(
+                    "resources/subscribe",
+                    Some(json!({ "uri": uri })),
+                    RequestOptions::new().timeout(self.handshake_timeout),
+                );
+                (uri, request)
+            })
+            .collect()
+    }
+
+    /// Waits for the legacy resource subscriptions to be answered.
+    async fn confirm(&self, subscribed: Vec<(String, PendingRequest)>) {
+        for (_uri, request) in subscribed {
+            if let Err(_error) = request.await {
+                event!(warn, uri = %_uri, error = %_error, "the restarted MCP server refused a resource subscription");
+            }
+        }
+    }
+}
