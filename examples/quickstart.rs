@@ -12,17 +12,16 @@
 #[path = "../tests/peer/demo.rs"]
 mod demo;
 
-use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use stdio_mcp::client::Client;
 use stdio_mcp::Transport;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--serve") {
-        serve_demo();
+        demo::serve();
         return Ok(());
     }
     let command = if args.is_empty() {
@@ -92,36 +91,4 @@ async fn run(command: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
     let status = client.transport().exit_status();
     println!("closed: {}", status.map_or("?".into(), |s| s.to_string()));
     Ok(())
-}
-
-/// The demo server: one JSON-RPC message per line on stdin, answers on stdout.
-fn serve_demo() {
-    let stdout = std::io::stdout();
-    let send = |message: Value| {
-        let mut out = stdout.lock();
-        let _ = writeln!(out, "{message}");
-        let _ = out.flush();
-    };
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        let (Some(id), Some(method)) = (message.get("id").cloned(), message["method"].as_str())
-        else {
-            continue; // a notification or a response: nothing to answer
-        };
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
-        let mut notify = |method: &str, params: Value| {
-            send(json!({ "jsonrpc": "2.0", "method": method, "params": params }))
-        };
-        let outcome = demo::handle(method, &params, &mut notify)
-            .unwrap_or_else(|| Err((-32601, format!("Method not found: {method}"))));
-        send(match outcome {
-            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-            Err((code, message)) => {
-                json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
-            }
-        });
-    }
 }

@@ -75,6 +75,7 @@ mod background;
 mod builder;
 mod child;
 pub mod client;
+pub mod config;
 mod driver;
 mod error;
 mod framing;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use common::run;
 use serde_json::{json, Value};
-use stdio_mcp::client::{Client, Content, LoggingLevel, Progress};
+use stdio_mcp::client::{Client, Content, Era, LoggingLevel, Progress, RestartPolicy};
 use stdio_mcp::{Builder, Transport};
 
 /// The installed server's command, or `None` (after saying so) when missing.
@@ -339,5 +339,52 @@ fn everything_asks_our_sampling_and_roots_handlers() {
             roots.text()
         );
         client.close().await.unwrap();
+    });
+}
+
+/// A real server killed from outside (an OOM kill, a laptop's sleep) is
+/// started again in its era, and calls after it go to the new process.
+#[test]
+fn killed_real_servers_are_restarted_in_their_era() {
+    let test = "killed_real_servers_are_restarted_in_their_era";
+    let (Some(everything), Some(time)) = (
+        everything(test),
+        installed("venv/bin/mcp-server-time", test),
+    ) else {
+        return;
+    };
+    run(60, async {
+        let policy = RestartPolicy::new().backoff(
+            std::time::Duration::from_millis(10),
+            std::time::Duration::from_millis(100),
+        );
+        for (builder, era, tool, args) in [
+            (everything, Era::Legacy, "echo", json!({"message": "again"})),
+            (
+                time,
+                Era::Modern,
+                "get_current_time",
+                json!({"timezone": "UTC"}),
+            ),
+        ] {
+            let client = Client::builder(builder)
+                .restart(policy)
+                .connect()
+                .await
+                .unwrap();
+            assert_eq!(client.era(), era);
+            let before = client.transport().pid();
+            common::kill_pid(before);
+            common::eventually(30, || {
+                let now = client.transport();
+                now.pid() != before && now.is_alive()
+            })
+            .await;
+            assert_eq!(client.restarts(), 1);
+            assert_eq!(client.era(), era);
+            let r = client.call_tool(tool, args).await.unwrap();
+            assert!(!r.is_error, "{r:?}");
+            client.close().await.unwrap();
+        }
     });
 }

@@ -79,3 +79,38 @@ fn call_tool(params: &Value, notify: &mut dyn FnMut(&str, Value)) -> Result<Valu
     };
     Ok(json!({ "content": [ { "type": "text", "text": text } ], "isError": false }))
 }
+
+/// The demo server: one JSON-RPC message per line on stdin, answers on stdout.
+#[allow(dead_code)] // the examples serve it; the test peer has its own loop
+pub fn serve() {
+    use std::io::{BufRead, Write};
+
+    let stdout = std::io::stdout();
+    let send = |message: Value| {
+        let mut out = stdout.lock();
+        let _ = writeln!(out, "{message}");
+        let _ = out.flush();
+    };
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let (Some(id), Some(method)) = (message.get("id").cloned(), message["method"].as_str())
+        else {
+            continue; // a notification or a response: nothing to answer
+        };
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let mut notify = |method: &str, params: Value| {
+            send(json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+        };
+        let outcome = handle(method, &params, &mut notify)
+            .unwrap_or_else(|| Err((-32601, format!("Method not found: {method}"))));
+        send(match outcome {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err((code, message)) => {
+                json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+            }
+        });
+    }
+}

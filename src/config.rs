@@ -1,0 +1,749 @@
+//! MCP server configurations in the JSON shapes hosts already use, as
+//! ready-to-spawn [`Builder`]s.
+//!
+//! Two shapes are read, in the same file or not:
+//!
+//! - `{"mcpServers": {"NAME": {"command": "...", "args": [...], "env": {...}, "cwd": "..."}}}`:
+//!   Claude Desktop's `claude_desktop_config.json`, `.mcp.json` (Claude Code,
+//!   Copilot), Cursor's `mcp.json` and most other hosts;
+//! - `{"servers": {"NAME": {"type": "stdio", "command": "...", ...}}, "inputs": [...]}`:
+//!   VS Code's `mcp.json` (comments and trailing commas allowed, as VS Code does;
+//!   `envFile` read too).
+//!
+//! Entries of another transport (`"type": "http"`, `"sse"`, …, or a `"url"`
+//! without a `"command"`) and entries with `"disabled": true` are listed in
+//! [`Config::skipped`], not errors. Any other field a host adds is ignored.
+//!
+//! In `command`, `args`, `env` values, `envFile` and `cwd`, these are
+//! substituted: `${VAR}` and `${VAR:-default}` (Claude Code's forms),
+//! `${env:VAR}` (VS Code's and Cursor's), `${userHome}`, and `${workspaceFolder}`
+//! (the folder holding the file, or its parent when the file sits in
+//! `.vscode/` or `.cursor/`). A variable that is not set and has no default is
+//! an error, as is `${input:…}` (a VS Code prompt): a server never receives a
+//! literal `${…}`. A relative `cwd` or `envFile` is taken from the file's folder.
+//!
+//! # Examples
+//!
+//! ```no_run
+//! # futures::executor::block_on(async {
+//! use stdio_mcp::client::Client;
+//! use stdio_mcp::config::Config;
+//!
+//! let config = Config::load(".mcp.json")?;
+//! for skipped in config.skipped() {
+//!     println!("{}: skipped ({})", skipped.name, skipped.reason);
+//! }
+//! for server in config.servers() {
+//!     let client = Client::connect(server.builder()).await?;
+//!     println!("{}: {} tools", server.name, client.list_tools().await?.len());
+//!     client.close().await?;
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(()) });
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::builder::Builder;
+use crate::transport::Transport;
+
+/// The stdio servers of a configuration file, and the entries left aside.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::config::Config;
+///
+/// let config = Config::parse(r#"{"mcpServers": {
+///     "time": {"command": "uvx", "args": ["mcp-server-time"]},
+///     "remote": {"type": "http", "url": "https://example.com/mcp"}
+/// }}"#)?;
+/// assert_eq!(config.servers()[0].name, "time");
+/// assert_eq!(config.skipped()[0].name, "remote");
+/// # Ok::<(), stdio_mcp::config::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Config {
+    servers: Vec<ServerConfig>,
+    skipped: Vec<Skipped>,
+}
+
+/// One stdio server of a configuration, after substitution.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::config::Config;
+///
+/// let config = Config::parse(r#"{"mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}}"#)?;
+/// let git = config.server("git").unwrap();
+/// assert_eq!((git.command.as_str(), git.args.as_slice()), ("uvx", &["mcp-server-git".to_owned()][..]));
+/// let transport = git.builder(); // spawn it, or hand it to Client::connect
+/// # let _ = transport;
+/// # Ok::<(), stdio_mcp::config::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// The name the file gives it.
+    pub name: String,
+    /// The program to run.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment changes, in order: `Some` sets the variable, `None`
+    /// (a `null` in the file) removes it. `envFile`'s come first.
+    pub env: Vec<(String, Option<String>)>,
+    /// The working directory, if the file sets one.
+    pub cwd: Option<PathBuf>,
+}
+
+impl ServerConfig {
+    /// A transport builder that starts this server; set timeouts or handlers
+    /// on it before spawning.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    /// use stdio_mcp::config::Config;
+    ///
+    /// let config = Config::load("claude_desktop_config.json")?;
+    /// let server = config.server("filesystem").ok_or("no filesystem server")?;
+    /// let client = stdio_mcp::client::Client::connect(server.builder().timeout(Duration::from_secs(30))).await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(()) });
+    /// ```
+    pub fn builder(&self) -> Builder {
+        let mut builder = Transport::builder(std::iter::once(&self.command).chain(&self.args));
+        for (key, value) in &self.env {
+            builder = match value {
+                Some(value) => builder.env(key, value),
+                None => builder.env_remove(key),
+            };
+        }
+        if let Some(dir) = &self.cwd {
+            builder = builder.cwd(dir);
+        }
+        builder
+    }
+}
+
+/// An entry that is not a stdio server, and why it was left aside.
+///
+/// # Examples
+///
+/// ```
+/// let config = stdio_mcp::config::Config::parse(
+///     r#"{"servers": {"docs": {"type": "sse", "url": "https://example.com/sse"}}}"#,
+/// )?;
+/// assert_eq!(config.skipped()[0].reason, "type \"sse\" is not stdio");
+/// # Ok::<(), stdio_mcp::config::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Skipped {
+    /// The entry's name.
+    pub name: String,
+    /// Why: its transport type, its URL, or `disabled`.
+    pub reason: String,
+}
+
+/// A configuration that cannot be used: which file, server and field, and why.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::config::Config;
+///
+/// let e = Config::parse(r#"{"mcpServers": {"git": {"args": ["x"]}}}"#).unwrap_err();
+/// assert_eq!(e.to_string(), "server \"git\", field command: missing (a stdio server needs its program)");
+/// assert_eq!((e.server(), e.field()), (Some("git"), Some("command")));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    file: Option<PathBuf>,
+    server: Option<String>,
+    field: Option<String>,
+    message: String,
+}
+
+impl ConfigError {
+    fn new(server: Option<&str>, field: Option<&str>, message: impl Into<String>) -> Self {
+        ConfigError {
+            file: None,
+            server: server.map(str::to_owned),
+            field: field.map(str::to_owned),
+            message: message.into(),
+        }
+    }
+
+    fn in_file(mut self, file: Option<&Path>) -> Self {
+        self.file = file.map(Path::to_path_buf);
+        self
+    }
+
+    /// The file, when the configuration came from one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let e = stdio_mcp::config::Config::load("/no/such/mcp.json").unwrap_err();
+    /// assert_eq!(e.file(), Some(std::path::Path::new("/no/such/mcp.json")));
+    /// ```
+    #[must_use]
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    /// The server entry at fault, if it is one entry's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let e = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"a": 1}}"#).unwrap_err();
+    /// assert_eq!(e.server(), Some("a"));
+    /// ```
+    #[must_use]
+    pub fn server(&self) -> Option<&str> {
+        self.server.as_deref()
+    }
+
+    /// The field at fault, e.g. `args[1]` or `env.TOKEN`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let e = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"a": {"command": "x", "args": [1]}}}"#).unwrap_err();
+    /// assert_eq!(e.field(), Some("args[0]"));
+    /// ```
+    #[must_use]
+    pub fn field(&self) -> Option<&str> {
+        self.field.as_deref()
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}: ", file.display())?;
+        }
+        if let Some(server) = &self.server {
+            write!(f, "server {server:?}, ")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, "field {field}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Reads and parses the file at `path`, substituting from this process's
+    /// environment.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the file (and the server and field) when it
+    /// cannot be read, is not JSON, or an entry is malformed.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let config = stdio_mcp::config::Config::load(".vscode/mcp.json")?;
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    pub fn load(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError::new(None, None, format!("cannot read it: {e}")).in_file(Some(path))
+        })?;
+        Config::parse_with(&text, Some(path), |name| std::env::var(name).ok())
+    }
+
+    /// Parses configuration text, substituting from this process's
+    /// environment (relative paths stay relative to the current directory).
+    ///
+    /// # Errors
+    ///
+    /// As for [`load`](Self::load), without a file name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = stdio_mcp::config::Config::parse(r#"{"mcpServers": {}}"#)?;
+    /// assert!(config.servers().is_empty());
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse_with(text, None, |name| std::env::var(name).ok())
+    }
+
+    /// Parses configuration text that came from `file` (for relative paths,
+    /// `${workspaceFolder}` and error messages), looking variables up with `env`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`load`](Self::load).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::config::Config;
+    ///
+    /// let text = r#"{"mcpServers": {"gh": {"command": "gh-mcp", "env": {"TOKEN": "${GH_TOKEN}"}}}}"#;
+    /// let config = Config::parse_with(text, None, |name| (name == "GH_TOKEN").then(|| "t0k".to_owned()))?;
+    /// assert_eq!(config.servers()[0].env, [("TOKEN".to_owned(), Some("t0k".to_owned()))]);
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    pub fn parse_with(
+        text: &str,
+        file: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let place = Place::new(file, &env);
+        parse_document(text, &place).map_err(|e| e.in_file(file))
+    }
+
+    /// The stdio servers, in name order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"b": {"command": "b"}, "a": {"command": "a"}}}"#)?;
+    /// let names: Vec<&str> = config.servers().iter().map(|s| s.name.as_str()).collect();
+    /// assert_eq!(names, ["a", "b"]);
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn servers(&self) -> &[ServerConfig] {
+        &self.servers
+    }
+
+    /// The stdio server named `name`, if there is one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"a": {"command": "a"}}}"#)?;
+    /// assert!(config.server("a").is_some() && config.server("b").is_none());
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn server(&self, name: &str) -> Option<&ServerConfig> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// The entries that are not stdio servers (or are disabled), in name order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"off": {"command": "x", "disabled": true}}}"#)?;
+    /// assert_eq!(config.skipped()[0].reason, "disabled");
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
+    }
+}
+
+/// Where the text came from, and how variables are found.
+struct Place<'a> {
+    /// The folder relative paths are taken from.
+    dir: Option<PathBuf>,
+    workspace: Option<PathBuf>,
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl<'a> Place<'a> {
+    fn new(file: Option<&Path>, env: &'a dyn Fn(&str) -> Option<String>) -> Self {
+        let dir = file.map(|f| match f.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        });
+        let workspace = dir.as_ref().map(|d| {
+            let hidden = d
+                .file_name()
+                .is_some_and(|n| n == ".vscode" || n == ".cursor");
+            match d.parent() {
+                Some(parent) if hidden && !parent.as_os_str().is_empty() => parent.to_path_buf(),
+                Some(_) if hidden => PathBuf::from("."),
+                _ => d.clone(),
+            }
+        });
+        Place {
+            dir,
+            workspace,
+            env,
+        }
+    }
+
+    fn resolve(&self, path: &str) -> PathBuf {
+        let path = PathBuf::from(path);
+        match &self.dir {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path,
+        }
+    }
+}
+
+fn parse_document(text: &str, place: &Place<'_>) -> Result<Config, ConfigError> {
+    let document: Value = serde_json::from_str(&strip_jsonc(text))
+        .map_err(|e| ConfigError::new(None, None, format!("not valid JSON: {e}")))?;
+    let Value::Object(top) = document else {
+        return Err(ConfigError::new(
+            None,
+            None,
+            "the top level must be an object with \"mcpServers\" or \"servers\"",
+        ));
+    };
+    let mut config = Config::default();
+    let mut found = false;
+    for key in ["mcpServers", "servers"] {
+        let Some(entries) = top.get(key) else {
+            continue;
+        };
+        found = true;
+        let Value::Object(entries) = entries else {
+            return Err(ConfigError::new(
+                None,
+                Some(key),
+                "must be an object of named servers",
+            ));
+        };
+        for (name, entry) in entries {
+            if config.server(name).is_some() || config.skipped.iter().any(|s| &s.name == name) {
+                return Err(ConfigError::new(
+                    Some(name),
+                    None,
+                    "defined under both \"mcpServers\" and \"servers\"",
+                ));
+            }
+            match parse_entry(name, entry, place)? {
+                Entry::Stdio(server) => config.servers.push(server),
+                Entry::Skipped(reason) => config.skipped.push(Skipped {
+                    name: name.clone(),
+                    reason,
+                }),
+            }
+        }
+    }
+    if !found {
+        return Err(ConfigError::new(
+            None,
+            None,
+            "no \"mcpServers\" or \"servers\" object at the top level",
+        ));
+    }
+    config.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    config.skipped.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(config)
+}
+
+enum Entry {
+    Stdio(ServerConfig),
+    Skipped(String),
+}
+
+fn parse_entry(name: &str, entry: &Value, place: &Place<'_>) -> Result<Entry, ConfigError> {
+    let fail = |field: &str, message: String| ConfigError::new(Some(name), Some(field), message);
+    let Value::Object(entry) = entry else {
+        return Err(ConfigError::new(
+            Some(name),
+            None,
+            format!("must be an object, not {}", kind(entry)),
+        ));
+    };
+    if entry.get("disabled") == Some(&Value::Bool(true)) {
+        return Ok(Entry::Skipped("disabled".into()));
+    }
+    match entry.get("type") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(t)) if t == "stdio" => {}
+        Some(Value::String(t)) => return Ok(Entry::Skipped(format!("type {t:?} is not stdio"))),
+        Some(other) => {
+            return Err(fail(
+                "type",
+                format!("must be a string, not {}", kind(other)),
+            ))
+        }
+    }
+    let command = match entry.get("command") {
+        Some(Value::String(c)) if !c.trim().is_empty() => {
+            substitute(c, place).map_err(|m| fail("command", m))?
+        }
+        Some(Value::String(_)) => return Err(fail("command", "is empty".into())),
+        Some(other) => {
+            return Err(fail(
+                "command",
+                format!("must be a string, not {}", kind(other)),
+            ))
+        }
+        None if entry.contains_key("url") => {
+            return Ok(Entry::Skipped("a url: not a stdio server".into()))
+        }
+        None => {
+            return Err(fail(
+                "command",
+                "missing (a stdio server needs its program)".into(),
+            ))
+        }
+    };
+    let mut args = Vec::new();
+    match entry.get("args") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let field = format!("args[{i}]");
+                let Value::String(arg) = item else {
+                    return Err(fail(
+                        &field,
+                        format!("must be a string, not {}", kind(item)),
+                    ));
+                };
+                args.push(substitute(arg, place).map_err(|m| fail(&field, m))?);
+            }
+        }
+        Some(other) => {
+            return Err(fail(
+                "args",
+                format!("must be an array of strings, not {}", kind(other)),
+            ))
+        }
+    }
+    let mut env = Vec::new();
+    match entry.get("envFile") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(file)) => {
+            let file = substitute(file, place).map_err(|m| fail("envFile", m))?;
+            env.extend(read_env_file(&place.resolve(&file)).map_err(|m| fail("envFile", m))?);
+        }
+        Some(other) => {
+            return Err(fail(
+                "envFile",
+                format!("must be a string, not {}", kind(other)),
+            ))
+        }
+    }
+    match entry.get("env") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(vars)) => env.extend(parse_env(vars, place, &fail)?),
+        Some(other) => {
+            return Err(fail(
+                "env",
+                format!("must be an object, not {}", kind(other)),
+            ))
+        }
+    }
+    let cwd = match entry.get("cwd") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(dir)) => {
+            Some(place.resolve(&substitute(dir, place).map_err(|m| fail("cwd", m))?))
+        }
+        Some(other) => {
+            return Err(fail(
+                "cwd",
+                format!("must be a string, not {}", kind(other)),
+            ))
+        }
+    };
+    Ok(Entry::Stdio(ServerConfig {
+        name: name.to_owned(),
+        command,
+        args,
+        env,
+        cwd,
+    }))
+}
+
+fn parse_env(
+    vars: &Map<String, Value>,
+    place: &Place<'_>,
+    fail: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<Vec<(String, Option<String>)>, ConfigError> {
+    let mut env = Vec::new();
+    for (key, value) in vars {
+        let field = format!("env.{key}");
+        let value = match value {
+            Value::Null => None,
+            Value::String(v) => Some(substitute(v, place).map_err(|m| fail(&field, m))?),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            other => {
+                return Err(fail(
+                    &field,
+                    format!("must be a string, not {}", kind(other)),
+                ))
+            }
+        };
+        env.push((key.clone(), value));
+    }
+    Ok(env)
+}
+
+/// `KEY=VALUE` lines; `#` comments, blank lines, `export ` and quotes allowed.
+fn read_env_file(path: &Path) -> Result<Vec<(String, Option<String>)>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut env = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(format!(
+                "{} line {}: expected KEY=VALUE",
+                path.display(),
+                n + 1
+            ));
+        };
+        let value = value.trim();
+        let unquoted = ['"', '\'']
+            .iter()
+            .find_map(|q| value.strip_prefix(*q)?.strip_suffix(*q))
+            .unwrap_or(value);
+        env.push((key.trim().to_owned(), Some(unquoted.to_owned())));
+    }
+    Ok(env)
+}
+
+/// `text` with every `${…}` replaced, or why one cannot be.
+fn substitute(text: &str, place: &Place<'_>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("unterminated ${{ in {text:?}"));
+        };
+        out.push_str(&variable(&after[..end], place)?);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn variable(inside: &str, place: &Place<'_>) -> Result<String, String> {
+    let lookup = |name: &str| (place.env)(name);
+    if let Some(name) = inside.strip_prefix("env:") {
+        return lookup(name).ok_or_else(|| format!("environment variable {name} is not set"));
+    }
+    if let Some(id) = inside.strip_prefix("input:") {
+        return Err(format!(
+            "${{input:{id}}} is a prompt of VS Code's; give the value in the file or as ${{env:NAME}}"
+        ));
+    }
+    match inside {
+        "userHome" => {
+            return lookup("HOME")
+                .or_else(|| lookup("USERPROFILE"))
+                .ok_or_else(|| "${userHome}: neither HOME nor USERPROFILE is set".to_owned())
+        }
+        "workspaceFolder" => {
+            return place
+                .workspace
+                .as_ref()
+                .map(|w| w.display().to_string())
+                .ok_or_else(|| {
+                    "${workspaceFolder} needs the file's location (Config::load or parse_with)"
+                        .to_owned()
+                })
+        }
+        _ => {}
+    }
+    let (name, default) = match inside.split_once(":-") {
+        Some((name, default)) => (name, Some(default)),
+        None => (inside, None),
+    };
+    let valid = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !valid {
+        return Err(format!("unknown variable ${{{inside}}}"));
+    }
+    match (lookup(name), default) {
+        (Some(value), _) => Ok(value),
+        (None, Some(default)) => Ok(default.to_owned()),
+        (None, None) => Err(format!(
+            "environment variable {name} is not set (write ${{{name}:-default}} for a fallback)"
+        )),
+    }
+}
+
+/// JSON with comments and trailing commas (VS Code's `mcp.json`) made plain
+/// JSON; each removed character becomes a space, so error positions still hold.
+fn strip_jsonc(text: &str) -> String {
+    let mut out = text.as_bytes().to_vec();
+    // Comments first, so that a comma before one is seen as trailing.
+    let mut i = 0;
+    while let Some((at, next)) = outside_strings(&out, i) {
+        i = at + 1;
+        let end = match (out[at], next) {
+            (b'/', Some(b'/')) => out[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(out.len(), |p| at + p),
+            (b'/', Some(b'*')) => text[at + 2..]
+                .find("*/")
+                .map_or(out.len(), |e| at + 2 + e + 2),
+            _ => continue,
+        };
+        for byte in &mut out[at..end] {
+            if *byte != b'\n' {
+                *byte = b' ';
+            }
+        }
+        i = end;
+    }
+    let mut i = 0;
+    while let Some((at, _)) = outside_strings(&out, i) {
+        i = at + 1;
+        if out[at] == b',' {
+            let next = out[at + 1..].iter().find(|b| !b.is_ascii_whitespace());
+            if matches!(next, Some(b'}' | b']')) {
+                out[at] = b' ';
+            }
+        }
+    }
+    // Only ASCII bytes outside strings were replaced, by ASCII spaces.
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
+}
+
+/// The next byte at or after `from` that is outside a JSON string (and the
+/// byte after it), skipping over strings.
+fn outside_strings(bytes: &[u8], from: usize) -> Option<(usize, Option<u8>)> {
+    let mut i = from;
+    while i < bytes.len() {
+        if bytes[i] == b'"' {
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            continue;
+        }
+        if !bytes[i].is_ascii_whitespace() {
+            return Some((i, bytes.get(i + 1).copied()));
+        }
+        i += 1;
+    }
+    None
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

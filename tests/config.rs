@@ -1,0 +1,320 @@
+//! `stdio_mcp::config`: the configuration shapes hosts write (fixtures modelled
+//! on Claude Desktop's, Claude Code's `.mcp.json`, Cursor's and VS Code's
+//! documented formats), variable substitution, bad files, and servers started
+//! from a configuration.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use common::{run, PEER};
+use serde_json::json;
+use stdio_mcp::client::Client;
+use stdio_mcp::config::{Config, ConfigError, ServerConfig};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/config")
+        .join(name)
+}
+
+/// Parses a fixture as if loaded, with `vars` as the whole environment.
+fn load_with(name: &str, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    let path = fixture(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let vars: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    Config::parse_with(&text, Some(&path), |name| vars.get(name).cloned())
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn set(key: &str, value: &str) -> (String, Option<String>) {
+    (key.to_owned(), Some(value.to_owned()))
+}
+
+#[test]
+fn claude_desktop_config_gives_every_server_in_name_order() {
+    let config = Config::load(fixture("claude_desktop_config.json")).unwrap();
+    let names: Vec<&str> = config.servers().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["filesystem", "github", "time"]);
+    assert!(config.skipped().is_empty());
+    let fs = config.server("filesystem").unwrap();
+    assert_eq!(fs.command, "npx");
+    assert_eq!(
+        fs.args,
+        strings(&[
+            "-y",
+            "@modelcontextprotocol/server-filesystem",
+            "/Users/me/Desktop",
+            "/Users/me/Downloads"
+        ])
+    );
+    assert_eq!(fs.cwd, None);
+    let github = config.server("github").unwrap();
+    assert_eq!(
+        github.env,
+        [set("GITHUB_PERSONAL_ACCESS_TOKEN", "ghp_example")]
+    );
+}
+
+#[test]
+fn claude_code_mcp_json_substitutes_variables_with_defaults_and_skips_remote_servers() {
+    let config = load_with(
+        "claude_code.mcp.json",
+        &[("API_KEY", "k-123"), ("CONFIG_PATH", "/etc/api.json")],
+    )
+    .unwrap();
+    let api = config.server("api-server").unwrap();
+    assert_eq!(
+        api.command, "/opt/tools/api-mcp",
+        "the default of ${{TOOLS_DIR:-…}}"
+    );
+    assert_eq!(
+        api.args,
+        strings(&["--config", "/etc/api.json", "--verbose"])
+    );
+    assert_eq!(api.env, [set("API_KEY", "k-123"), set("DEBUG", "false")]);
+    let skipped: Vec<(&str, &str)> = config
+        .skipped()
+        .iter()
+        .map(|s| (s.name.as_str(), s.reason.as_str()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("legacy-sse", "type \"sse\" is not stdio"),
+            ("sentry", "type \"http\" is not stdio")
+        ]
+    );
+    // A skipped entry's variables are not needed: SENTRY_TOKEN was not set.
+}
+
+#[test]
+fn an_unset_variable_without_a_default_names_the_file_server_and_field() {
+    let e = load_with("claude_code.mcp.json", &[]).unwrap_err();
+    assert_eq!(e.server(), Some("api-server"));
+    assert_eq!(e.field(), Some("env.API_KEY"));
+    assert_eq!(e.file(), Some(fixture("claude_code.mcp.json").as_path()));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: server \"api-server\", field env.API_KEY: environment variable API_KEY is not set \
+             (write ${{API_KEY:-default}} for a fallback)",
+            fixture("claude_code.mcp.json").display()
+        )
+    );
+}
+
+#[test]
+fn cursor_mcp_json_uses_env_user_home_and_the_workspace_folder() {
+    let config = load_with(
+        ".cursor/mcp.json",
+        &[("NOTES_TOKEN", "n-1"), ("HOME", "/home/me")],
+    )
+    .unwrap();
+    let notes = config.server("notes").unwrap();
+    // The file sits in .cursor/: the workspace is the folder above it.
+    let workspace = fixture("");
+    let workspace = workspace.to_string_lossy();
+    assert_eq!(
+        notes.args,
+        [format!(
+            "{}/servers/notes.js",
+            workspace.trim_end_matches('/')
+        )]
+    );
+    assert_eq!(
+        notes.env,
+        [set("HOME_DIR", "/home/me"), set("NOTES_TOKEN", "n-1")]
+    );
+    let skipped: Vec<(&str, &str)> = config
+        .skipped()
+        .iter()
+        .map(|s| (s.name.as_str(), s.reason.as_str()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("paused", "disabled"),
+            ("remote", "a url: not a stdio server")
+        ]
+    );
+}
+
+#[test]
+fn vscode_mcp_json_with_comments_trailing_commas_env_file_and_cwd() {
+    let config = load_with(".vscode/mcp.json", &[("AGENT", "stdio-mcp-tests")]).unwrap();
+    let workspace = fixture("");
+    let fetch = config.server("fetch").unwrap();
+    assert_eq!(fetch.command, "uvx");
+    assert_eq!(
+        fetch.args,
+        strings(&["mcp-server-fetch", "--user-agent=stdio-mcp-tests"])
+    );
+    assert_eq!(
+        fetch.env,
+        [
+            set("FETCH_TIMEOUT", "30"),
+            set("QUOTED", "a value"),
+            ("DROP_ME".to_owned(), None),
+            set("LOG_LEVEL", "debug"),
+            set("RETRIES", "3"),
+        ]
+    );
+    let cwd = fetch.cwd.as_ref().unwrap();
+    assert_eq!(
+        cwd.to_string_lossy(),
+        format!(
+            "{}/tools",
+            workspace.to_string_lossy().trim_end_matches('/')
+        )
+    );
+    assert_eq!(config.skipped()[0].name, "github");
+}
+
+#[test]
+fn an_input_variable_is_refused_with_the_reason() {
+    let text = r#"{"servers": {"p": {"type": "stdio", "command": "p", "env": {"KEY": "${input:perplexity-key}"}}}}"#;
+    let e = Config::parse_with(text, None, |_| None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "server \"p\", field env.KEY: ${input:perplexity-key} is a prompt of VS Code's; \
+         give the value in the file or as ${env:NAME}"
+    );
+}
+
+#[test]
+fn malformed_files_give_errors_naming_what_is_wrong() {
+    let cases = [
+        ("{", "not valid JSON: EOF while parsing an object at line 1 column 1"),
+        ("[]", "the top level must be an object with \"mcpServers\" or \"servers\""),
+        ("{\"other\": {}}", "no \"mcpServers\" or \"servers\" object at the top level"),
+        ("{\"mcpServers\": []}", "field mcpServers: must be an object of named servers"),
+        ("{\"mcpServers\": {\"a\": \"npx\"}}", "server \"a\", must be an object, not a string"),
+        (
+            "{\"mcpServers\": {\"a\": {\"args\": []}}}",
+            "server \"a\", field command: missing (a stdio server needs its program)",
+        ),
+        ("{\"mcpServers\": {\"a\": {\"command\": \" \"}}}", "server \"a\", field command: is empty"),
+        (
+            "{\"mcpServers\": {\"a\": {\"command\": [\"npx\"]}}}",
+            "server \"a\", field command: must be a string, not an array",
+        ),
+        (
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": [\"ok\", 2]}}}",
+            "server \"a\", field args[1]: must be a string, not a number",
+        ),
+        (
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": \"--flag\"}}}",
+            "server \"a\", field args: must be an array of strings, not a string",
+        ),
+        (
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"K\": [1]}}}}",
+            "server \"a\", field env.K: must be a string, not an array",
+        ),
+        (
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": []}}}",
+            "server \"a\", field env: must be an object, not an array",
+        ),
+        (
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"cwd\": 1}}}",
+            "server \"a\", field cwd: must be a string, not a number",
+        ),
+        (
+            "{\"mcpServers\": {\"a\": {\"type\": 1, \"command\": \"x\"}}}",
+            "server \"a\", field type: must be a string, not a number",
+        ),
+        (
+            "{\"mcpServers\": {\"a\": {\"command\": \"${OPEN\"}}}",
+            "server \"a\", field command: unterminated ${ in \"${OPEN\"",
+        ),
+        (
+            "{\"mcpServers\": {\"a\": {\"command\": \"${not a name}\"}}}",
+            "server \"a\", field command: unknown variable ${not a name}",
+        ),
+        (
+            "{\"mcpServers\": {\"a\": {\"command\": \"${workspaceFolder}/x\"}}}",
+            "server \"a\", field command: ${workspaceFolder} needs the file's location (Config::load or parse_with)",
+        ),
+        (
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}, \"servers\": {\"a\": {\"command\": \"y\"}}}",
+            "server \"a\", defined under both \"mcpServers\" and \"servers\"",
+        ),
+    ];
+    for (text, expected) in cases {
+        let e = Config::parse_with(text, None, |_| None).unwrap_err();
+        assert_eq!(e.to_string(), expected, "for {text}");
+    }
+}
+
+#[test]
+fn unreadable_files_and_env_files_name_the_file() {
+    let missing = fixture("no-such.json");
+    let e = Config::load(&missing).unwrap_err();
+    assert_eq!(e.file(), Some(missing.as_path()));
+    assert!(
+        e.to_string()
+            .starts_with(&format!("{}: cannot read it: ", missing.display())),
+        "{e}"
+    );
+    let dir = std::env::temp_dir().join(format!("stdio-mcp-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcp.json");
+    std::fs::write(
+        &file,
+        r#"{"servers": {"a": {"type": "stdio", "command": "x", "envFile": "missing.env"}}}"#,
+    )
+    .unwrap();
+    let e = Config::load(&file).unwrap_err();
+    assert_eq!((e.server(), e.field()), (Some("a"), Some("envFile")));
+    assert!(
+        e.to_string().contains(&format!(
+            "cannot read {}",
+            dir.join("missing.env").display()
+        )),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_server_from_a_configuration_starts_with_its_args_env_and_cwd() {
+    run(30, async {
+        let dir = std::env::temp_dir();
+        let text = json!({ "mcpServers": { "peer": {
+            "command": "${PEER}",
+            "args": ["--watchdog", "30"],
+            "env": { "FROM_CONFIG": "${GREETING:-hello}", "HOME_SEEN": "${env:HOME_FOR_TEST}" },
+            "cwd": dir,
+        } } })
+        .to_string();
+        let config = Config::parse_with(&text, None, |name| match name {
+            "PEER" => Some(PEER.to_owned()),
+            "HOME_FOR_TEST" => Some("/home/test".to_owned()),
+            _ => None,
+        })
+        .unwrap();
+        let server: &ServerConfig = config.server("peer").unwrap();
+        let client = Client::connect(server.builder()).await.unwrap();
+        let t = client.transport();
+        for (name, value) in [("FROM_CONFIG", "hello"), ("HOME_SEEN", "/home/test")] {
+            let seen = t
+                .send_request("test/env", Some(json!({ "name": name })))
+                .await
+                .unwrap();
+            assert_eq!(seen, value, "{name} in the server's environment");
+        }
+        let cwd = t.send_request("test/cwd", None).await.unwrap();
+        assert_eq!(
+            std::fs::canonicalize(cwd.as_str().unwrap()).unwrap(),
+            std::fs::canonicalize(&dir).unwrap()
+        );
+        client.close().await.unwrap();
+    });
+}
