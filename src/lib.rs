@@ -70,7 +70,8 @@ macro_rules! event {
 }
 
 // The path of one request, in order: transport -> shared -> driver -> framing
-// -> message -> route -> pending. The child and the platform sit beside it.
+// -> message -> route -> pending. The child and the platform sit beside it;
+// the client (eras, restarts) and config (host files) sit on top.
 mod background;
 mod builder;
 mod child;

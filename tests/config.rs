@@ -13,10 +13,12 @@ use serde_json::json;
 use stdio_mcp::client::Client;
 use stdio_mcp::config::{Config, ConfigError, ServerConfig};
 
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config")
+}
+
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/config")
-        .join(name)
+    fixtures().join(name)
 }
 
 /// Parses a fixture as if loaded, with `vars` as the whole environment.
@@ -120,14 +122,9 @@ fn cursor_mcp_json_uses_env_user_home_and_the_workspace_folder() {
     .unwrap();
     let notes = config.server("notes").unwrap();
     // The file sits in .cursor/: the workspace is the folder above it.
-    let workspace = fixture("");
-    let workspace = workspace.to_string_lossy();
     assert_eq!(
         notes.args,
-        [format!(
-            "{}/servers/notes.js",
-            workspace.trim_end_matches('/')
-        )]
+        [format!("{}/servers/notes.js", fixtures().display())]
     );
     assert_eq!(
         notes.env,
@@ -150,7 +147,6 @@ fn cursor_mcp_json_uses_env_user_home_and_the_workspace_folder() {
 #[test]
 fn vscode_mcp_json_with_comments_trailing_commas_env_file_and_cwd() {
     let config = load_with(".vscode/mcp.json", &[("AGENT", "stdio-mcp-tests")]).unwrap();
-    let workspace = fixture("");
     let fetch = config.server("fetch").unwrap();
     assert_eq!(fetch.command, "uvx");
     assert_eq!(
@@ -170,10 +166,7 @@ fn vscode_mcp_json_with_comments_trailing_commas_env_file_and_cwd() {
     let cwd = fetch.cwd.as_ref().unwrap();
     assert_eq!(
         cwd.to_string_lossy(),
-        format!(
-            "{}/tools",
-            workspace.to_string_lossy().trim_end_matches('/')
-        )
+        format!("{}/tools", fixtures().display())
     );
     assert_eq!(config.skipped()[0].name, "github");
 }

@@ -290,17 +290,24 @@ impl Life {
     }
 
     /// Makes `transport` the one calls go to, unless the client was closed
-    /// meanwhile (then it is handed back).
-    fn install(&self, transport: Transport) -> Result<(), Transport> {
-        {
+    /// meanwhile (then it is handed back). `prepare` runs first, under the
+    /// same lock: whoever it tells of the new process finds it installed.
+    fn install<T>(
+        &self,
+        transport: Transport,
+        prepare: impl FnOnce(&Transport) -> T,
+    ) -> Result<T, Transport> {
+        let prepared = {
             let mut state = self.lock();
             if state.closed {
                 return Err(transport);
             }
+            let prepared = prepare(&transport);
             state.transport = transport;
-        }
+            prepared
+        };
         self.changed.notify(usize::MAX);
-        Ok(())
+        Ok(prepared)
     }
 
     /// No more restarts: calls fail with `error` from now on.
@@ -503,16 +510,20 @@ pub(crate) async fn supervise(first: Driver, handoff: oneshot::Receiver<Handoff>
         }
         let Some(live) = life.upgrade() else { return };
         // Subscriptions are asked for before any call can reach the new process.
-        let subscribed = restarter.session.reopen(&live.routes, &transport, count);
-        let installed = live.install(transport.clone());
+        let routes = Arc::clone(&live.routes);
+        let installed = live.install(transport.clone(), |transport| {
+            restarter.session.reopen(&routes, transport, count)
+        });
         drop(live);
-        if let Err(transport) = installed {
-            let closed = transport.close();
-            drop(subscribed);
-            driver.await;
-            let _ = closed.await;
-            return;
-        }
+        let subscribed = match installed {
+            Ok(subscribed) => subscribed,
+            Err(transport) => {
+                let closed = transport.close();
+                driver.await;
+                let _ = closed.await;
+                return;
+            }
+        };
         let confirming = restarter.session.confirm(subscribed);
         let ((), next) = driver.run_until(confirming).await;
         driver = next;
