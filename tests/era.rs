@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::{peer, received, run};
 use serde_json::{json, Value};
-use stdio_mcp::client::{CallOptions, Client, Era, LoggingLevel};
+use stdio_mcp::client::{CallOptions, Client, Era, LoggingLevel, Tool};
 use stdio_mcp::{Builder, Error};
 
 const VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -475,5 +475,35 @@ fn each_explicit_era_against_each_kind_of_server() {
                 (expected, outcome) => panic!("{era:?}: expected {expected:?}, got {outcome:?}"),
             }
         }
+    });
+}
+
+#[test]
+fn list_pages_caching_hints_are_kept_the_shortest_and_most_private() {
+    run(20, async {
+        let client = Client::connect(peer(&["--discover", "modern", "--paged"]))
+            .await
+            .unwrap();
+        assert_eq!(client.era(), Era::Modern);
+        let asked = Instant::now();
+        let tools = client.listing::<Tool>().await.unwrap();
+        let names: Vec<&str> = tools.items.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["echo", "add", "countdown"]);
+        // Pages said 60 s, 1 s and 30 s: the list is fresh for about 1 s.
+        let until = tools.fresh_until.expect("every page had a ttlMs");
+        assert!(until > asked + Duration::from_millis(900), "{until:?}");
+        assert!(until <= Instant::now() + Duration::from_millis(1000));
+        assert!(tools.is_fresh());
+        assert_eq!(tools.cache_scope.as_deref(), Some("private"));
+        client.close().await.unwrap();
+
+        // A legacy server gives no hints: nothing is promised fresh.
+        let client = Client::connect(peer(&["--paged"])).await.unwrap();
+        let tools = client.listing::<Tool>().await.unwrap();
+        assert_eq!(tools.items.len(), 3);
+        assert_eq!(tools.fresh_until, None);
+        assert!(!tools.is_fresh());
+        assert_eq!(tools.cache_scope, None);
+        client.close().await.unwrap();
     });
 }

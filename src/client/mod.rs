@@ -50,8 +50,8 @@ use restart::{Again, Handoff, Life, RestartHook, Restarter};
 pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
 pub use types::{
     CallToolResult, CompleteResult, Completion, Content, Extra, GetPromptResult, Implementation,
-    LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, Tool,
+    ListItem, Listing, LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, Tool,
 };
 
 /// Protocol revisions this client speaks, newest first. It offers the first.
@@ -1136,21 +1136,54 @@ impl Client {
         .await
     }
 
-    /// Every item of a paginated list, following `nextCursor` to the last page.
-    async fn list_all<T: DeserializeOwned>(
-        &self,
-        method: &str,
-        key: &str,
-    ) -> Result<Vec<T>, Error> {
-        let mut items = Vec::new();
+    /// Every item of a paginated list, following `nextCursor` to the last
+    /// page, with the pages' caching hints (see [`Listing`]).
+    ///
+    /// # Errors
+    ///
+    /// The transport's error; [`Error::Protocol`] when a page does not fit
+    /// the protocol or the server hands out the same cursor twice.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, ResourceTemplate};
+    ///
+    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let templates = client.listing::<ResourceTemplate>().await?;
+    /// println!("{} templates, cache scope {:?}", templates.items.len(), templates.cache_scope);
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub async fn listing<T: ListItem>(&self) -> Result<Listing<T>, Error> {
+        let (method, key) = (T::METHOD, T::FIELD);
+        let mut listing = Listing {
+            items: Vec::new(),
+            fresh_until: None,
+            cache_scope: None,
+        };
+        let mut every_page_has_ttl = true;
         let mut cursor: Option<Value> = None;
         let mut seen = HashSet::new();
         loop {
             let params = cursor.take().map(|c| json!({ "cursor": c }));
             let mut page = self.request(method, params, CallOptions::new()).await?;
+            let arrived = std::time::Instant::now();
             let list = page.get_mut(key).map(Value::take).unwrap_or(Value::Null);
             if !list.is_null() {
-                items.extend(decode::<Vec<T>>(method, list)?);
+                listing.items.extend(decode::<Vec<T>>(method, list)?);
+            }
+            match page.get("ttlMs").and_then(Value::as_i64) {
+                Some(ttl) => {
+                    let until = arrived + Duration::from_millis(ttl.max(0).unsigned_abs());
+                    listing.fresh_until = Some(listing.fresh_until.map_or(until, |u| u.min(until)));
+                }
+                None => every_page_has_ttl = false,
+            }
+            if let Some(scope) = page.get("cacheScope").and_then(Value::as_str) {
+                if listing.cache_scope.as_deref() != Some("private") {
+                    listing.cache_scope = Some(scope.to_owned());
+                }
             }
             match page.get("nextCursor") {
                 Some(next) if !next.is_null() => {
@@ -1161,9 +1194,13 @@ impl Client {
                     }
                     cursor = Some(next.clone());
                 }
-                _ => return Ok(items),
+                _ => break,
             }
         }
+        if !every_page_has_ttl {
+            listing.fresh_until = None;
+        }
+        Ok(listing)
     }
 
     /// Checks the server answers.
@@ -1208,7 +1245,7 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
-        self.list_all("tools/list", "tools").await
+        Ok(self.listing::<Tool>().await?.items)
     }
 
     /// Calls a tool. A tool that reports failure gives `Ok` with `is_error: true`.
@@ -1329,7 +1366,7 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
-        self.list_all("prompts/list", "prompts").await
+        Ok(self.listing::<Prompt>().await?.items)
     }
 
     /// A prompt filled in with `arguments` (an object of strings, or `Value::Null`).
@@ -1374,7 +1411,7 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
-        self.list_all("resources/list", "resources").await
+        Ok(self.listing::<Resource>().await?.items)
     }
 
     /// Every resource template, across all pages.
@@ -1394,8 +1431,7 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
-        self.list_all("resources/templates/list", "resourceTemplates")
-            .await
+        Ok(self.listing::<ResourceTemplate>().await?.items)
     }
 
     /// Reads a resource.

@@ -394,6 +394,11 @@ impl Peer {
             if at + 1 < tools.len() {
                 page["nextCursor"] = json!((at + 1).to_string());
             }
+            if self.modern_versions().is_some() {
+                // Caching hints that differ per page: the second is the shortest and private.
+                page["ttlMs"] = json!([60_000, 1_000, 30_000][at % 3]);
+                page["cacheScope"] = json!(if at == 1 { "private" } else { "public" });
+            }
             return answer(&self.out, &id, Ok(page));
         }
         if let Some(outcome) = demo::handle(method, &params, &mut notify) {
