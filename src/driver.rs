@@ -49,7 +49,9 @@ const READS_PER_POLL: usize = 32;
 /// [`Builder::spawn`](crate::Builder::spawn) runs it on the shared background
 /// thread; [`Builder::spawn_with_driver`](crate::Builder::spawn_with_driver) hands
 /// it to you to run on your executor. It completes once the child has exited and
-/// everything it wrote has been read.
+/// everything it wrote has been read. The driver a restarting client hands out
+/// ([`ClientBuilder::restart`](crate::client::ClientBuilder::restart)) drives
+/// each process of its server in turn, and completes when the client is done.
 ///
 /// Dropping it before then kills the child (SIGKILL; `TerminateProcess` on
 /// Windows) and fails what waits: requests with [`Error::LeftLoop`], a pending
@@ -67,9 +69,9 @@ const READS_PER_POLL: usize = 32;
 #[must_use = "nothing is written to or read from the child until the driver is polled"]
 pub struct Driver {
     inner: Option<Box<Inner>>,
-    /// Instead of one child's I/O: a restarting client's supervisor, which
-    /// drives each of its server's processes in turn.
-    chain: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// What runs once the child is done: a restarting client's supervisor,
+    /// which drives each later process of its server.
+    then: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
 }
 
 struct Inner {
@@ -142,17 +144,15 @@ impl Driver {
                 #[cfg(feature = "tracing")]
                 span: tracing::Span::none(),
             })),
-            chain: None,
+            then: None,
         }
     }
 
-    /// A driver that runs `supervisor`, which owns and polls the drivers of a
-    /// server's successive processes (a client that restarts its server).
-    pub(crate) fn chain(supervisor: impl Future<Output = ()> + Send + 'static) -> Self {
-        Driver {
-            inner: None,
-            chain: Some(Box::pin(supervisor)),
-        }
+    /// This driver, then `supervisor` once its child is done (a client that
+    /// restarts its server: the supervisor drives the later processes).
+    pub(crate) fn then(mut self, supervisor: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.then = Some(Box::pin(supervisor));
+        self
     }
 
     /// Runs this driver's polls inside `span` (the server's: command and pid).
@@ -188,28 +188,26 @@ impl Future for Driver {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        if let Some(chain) = this.chain.as_mut() {
-            if chain.as_mut().poll(cx).is_ready() {
-                this.chain = None;
-                return Poll::Ready(());
+        if let Some(inner) = this.inner.as_mut() {
+            #[cfg(feature = "tracing")]
+            let span = inner.span.clone();
+            #[cfg(feature = "tracing")]
+            let _entered = span.enter();
+            if inner.poll_once(cx).is_pending() {
+                return Poll::Pending;
             }
-            return Poll::Pending;
-        }
-        let Some(inner) = this.inner.as_mut() else {
-            return Poll::Ready(());
-        };
-        #[cfg(feature = "tracing")]
-        let span = inner.span.clone();
-        #[cfg(feature = "tracing")]
-        let _entered = span.enter();
-        if inner.poll_once(cx).is_ready() {
             // Let go of the child's handles before telling `close()` it is over.
             let shared = Arc::clone(&inner.shared);
             this.inner = None;
             shared.wake_closers();
-            return Poll::Ready(());
         }
-        Poll::Pending
+        if let Some(then) = this.then.as_mut() {
+            if then.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            this.then = None;
+        }
+        Poll::Ready(())
     }
 }
 
@@ -229,7 +227,7 @@ impl fmt::Debug for Driver {
                 .field("pid", &inner.shared.pid)
                 .field("stage", &inner.stage)
                 .finish(),
-            None if self.chain.is_some() => d.field("restarting", &true).finish(),
+            None if self.then.is_some() => d.field("supervising", &true).finish(),
             None => d.field("finished", &true).finish(),
         }
     }

@@ -463,6 +463,8 @@ impl ClientBuilder {
 
     /// As [`connect`](Self::connect), but hands the driver to `run_driver`
     /// (e.g. `|d| { smol::spawn(d).detach(); }`) instead of the background thread.
+    /// With a [`restart`](Self::restart) policy that one driver also runs every
+    /// restart of the server.
     ///
     /// # Errors
     ///
@@ -515,7 +517,7 @@ impl ClientBuilder {
             // The driver handed out is the supervisor, which drives this
             // process and, once the client is connected, its restarts.
             let (handoff, supervised) = futures::channel::oneshot::channel();
-            run_driver(Driver::chain(restart::supervise(driver, supervised)));
+            run_driver(driver.then(restart::supervise(supervised)));
             Ok((started, Some(handoff)))
         };
         let hello = Hello {
@@ -1691,7 +1693,8 @@ impl Client {
         self.typed("completion/complete", Some(params)).await
     }
 
-    /// Closes the server (see [`Transport::close`]).
+    /// Closes the server (see [`Transport::close`]): no restart follows, and
+    /// every [`listen`](Self::listen) stream ends after what it holds.
     ///
     /// # Examples
     ///

@@ -2,11 +2,12 @@
 //! reports, and the supervisor that starts the server again when it exits on
 //! its own.
 //!
-//! The supervisor is the driver the client hands out: it drives the current
-//! process, and when that ends without `close()` it waits out the backoff,
-//! starts the same command again (a legacy server is handshaken again),
-//! re-opens the subscriptions, and drives the new process. It needs no
-//! executor of its own: it runs wherever the driver runs.
+//! The supervisor rides on the driver the client hands out (`Driver::then`):
+//! once the first process is done, and each time a process ends without
+//! `close()`, it waits out the backoff, starts the same command again (a
+//! legacy server is handshaken again), re-opens the subscriptions, and drives
+//! the new process itself. It needs no executor of its own: it runs wherever
+//! the driver runs.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -22,7 +23,6 @@ use serde_json::{json, Map, Value};
 
 use crate::builder::Builder;
 use crate::child::ExitStatus;
-use crate::driver::Driver;
 use crate::error::Error;
 use crate::message::Notification;
 use crate::pending::{PendingRequest, RequestOptions};
@@ -418,11 +418,10 @@ impl Drop for EndGuard {
     }
 }
 
-/// Drives `first`; if its client connected (`handoff`), restarts the server
-/// by the policy each time it exits without being closed.
-pub(crate) async fn supervise(first: Driver, handoff: oneshot::Receiver<Handoff>) {
-    let mut driver = first;
-    (&mut driver).await;
+/// Runs once the first process is done: if its client connected
+/// (`handoff`), restarts the server by the policy each time it exits without
+/// being closed, driving each new process itself.
+pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
     // A failed connect drops the sender: nothing to restart.
     let Ok(Handoff { life, restarter }) = handoff.await else {
         return;
@@ -486,11 +485,10 @@ pub(crate) async fn supervise(first: Driver, handoff: oneshot::Receiver<Handoff>
         // Ready for calls (a legacy server handshaken), unless closed meanwhile:
         // dropping the new driver then kills the new process.
         let readying = next.run_until(restarter.session.ready(&transport).boxed());
-        let (ready, next) = match select(readying, closing).await {
+        let (ready, mut driver) = match select(readying, closing).await {
             Either::Left((done, _)) => done,
             Either::Right(_) => return,
         };
-        driver = next;
         if let Err(error) = ready {
             event!(warn, error = %error, "the restarted MCP server is not usable: closing it");
             let died = matches!(
@@ -525,10 +523,9 @@ pub(crate) async fn supervise(first: Driver, handoff: oneshot::Receiver<Handoff>
             }
         };
         let confirming = restarter.session.confirm(subscribed);
-        let ((), next) = driver.run_until(confirming).await;
-        driver = next;
+        let ((), driver) = driver.run_until(confirming).await;
         drop(transport);
-        (&mut driver).await;
+        driver.await;
         let Some(next_loss) = unexpected_exit(&life) else {
             return;
         };
