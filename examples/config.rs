@@ -22,11 +22,10 @@ use stdio_mcp::client::{Client, Era};
 use stdio_mcp::config::{Config, ServerConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("--serve") {
-        demo::serve();
+    if demo::serve_if_asked() {
         return Ok(());
     }
+    let args: Vec<String> = std::env::args().skip(1).collect();
     let (path, demo_server) = match args.first() {
         Some(path) => (PathBuf::from(path), None),
         None => (

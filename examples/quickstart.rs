@@ -19,11 +19,10 @@ use stdio_mcp::client::Client;
 use stdio_mcp::Transport;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("--serve") {
-        demo::serve();
+    if demo::serve_if_asked() {
         return Ok(());
     }
+    let args: Vec<String> = std::env::args().skip(1).collect();
     let command = if args.is_empty() {
         vec![
             std::env::current_exe()?.display().to_string(),

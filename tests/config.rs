@@ -32,6 +32,15 @@ fn load_with(name: &str, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
     Config::parse_with(&text, Some(&path), |name| vars.get(name).cloned())
 }
 
+/// Each skipped entry's name and reason.
+fn skipped(config: &Config) -> Vec<(&str, &str)> {
+    config
+        .skipped()
+        .iter()
+        .map(|s| (s.name.as_str(), s.reason.as_str()))
+        .collect()
+}
+
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }
@@ -82,11 +91,7 @@ fn claude_code_mcp_json_substitutes_variables_with_defaults_and_skips_remote_ser
         strings(&["--config", "/etc/api.json", "--verbose"])
     );
     assert_eq!(api.env, [set("API_KEY", "k-123"), set("DEBUG", "false")]);
-    let skipped: Vec<(&str, &str)> = config
-        .skipped()
-        .iter()
-        .map(|s| (s.name.as_str(), s.reason.as_str()))
-        .collect();
+    let skipped = skipped(&config);
     assert_eq!(
         skipped,
         [
@@ -130,11 +135,7 @@ fn cursor_mcp_json_uses_env_user_home_and_the_workspace_folder() {
         notes.env,
         [set("HOME_DIR", "/home/me"), set("NOTES_TOKEN", "n-1")]
     );
-    let skipped: Vec<(&str, &str)> = config
-        .skipped()
-        .iter()
-        .map(|s| (s.name.as_str(), s.reason.as_str()))
-        .collect();
+    let skipped = skipped(&config);
     assert_eq!(
         skipped,
         [

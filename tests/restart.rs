@@ -27,6 +27,16 @@ fn quick() -> RestartPolicy {
         .backoff(Duration::from_millis(1), Duration::from_millis(5))
 }
 
+/// A client of the peer (with `flags`) that restarts it at once.
+async fn restarting(flags: &[&str], era: Era) -> Client {
+    Client::builder(peer(flags))
+        .era(era)
+        .restart(quick())
+        .connect()
+        .await
+        .unwrap()
+}
+
 /// A builder that records every `RestartInfo` it is told.
 fn recorded(
     builder: Builder,
@@ -49,6 +59,18 @@ async fn echo(client: &Client, n: u64) -> Result<Value, Error> {
         map.remove("_meta");
     }
     Ok(echoed)
+}
+
+/// Has the server exit with `code` on a call; the call's error.
+async fn crash(client: &Client, code: i32) -> Error {
+    client
+        .request(
+            "test/exit",
+            Some(json!({ "code": code })),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap_err()
 }
 
 /// A file name of this test's own, absent at first.
@@ -102,11 +124,7 @@ fn a_legacy_server_that_crashes_is_started_again_handshaken_and_gets_the_next_ca
 #[test]
 fn in_flight_requests_fail_with_the_exit_error_and_are_not_retried() {
     run(30, async {
-        let client = Client::builder(peer(&["--discover", "modern"]))
-            .restart(quick())
-            .connect()
-            .await
-            .unwrap();
+        let client = restarting(&["--discover", "modern"], Era::Auto).await;
         assert_eq!(client.era(), Era::Modern);
         let slow = client.request("test/sleep", Some(json!({"ms": 20000})), CallOptions::new());
         let crash = async {
@@ -145,12 +163,7 @@ fn in_flight_requests_fail_with_the_exit_error_and_are_not_retried() {
 #[test]
 fn a_crash_while_a_call_streams_progress_fails_that_call_and_the_next_one_works() {
     run(30, async {
-        let client = Client::builder(peer(&[]))
-            .era(Era::Legacy)
-            .restart(quick())
-            .connect()
-            .await
-            .unwrap();
+        let client = restarting(&[], Era::Legacy).await;
         let steps = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&steps);
         let options = CallOptions::new().on_progress(move |p: &Progress| {
@@ -237,10 +250,7 @@ fn a_window_that_passed_starts_the_count_again() {
         let (builder, infos) = recorded(peer(&["--discover", "modern"]), policy);
         let client = builder.connect().await.unwrap();
         for round in 0..3u64 {
-            let _ = client
-                .request("test/exit", Some(json!({"code": 1})), CallOptions::new())
-                .await
-                .unwrap_err();
+            crash(&client, 1).await;
             assert_eq!(echo(&client, round).await.unwrap(), json!({"n": round}));
             // Longer than the window: the next crash is a first restart again.
             async_io::Timer::after(Duration::from_millis(400)).await;
@@ -264,12 +274,7 @@ fn close_never_restarts_nor_does_closing_the_transport() {
         assert_eq!(client.transport().pid(), pid);
         assert!(matches!(echo(&client, 1).await, Err(Error::NotAlive)));
 
-        let client = Client::builder(peer(&[]))
-            .era(Era::Legacy)
-            .restart(quick())
-            .connect()
-            .await
-            .unwrap();
+        let client = restarting(&[], Era::Legacy).await;
         client.transport().close().await.unwrap();
         async_io::Timer::after(Duration::from_millis(100)).await;
         assert_eq!(client.restarts(), 0);
@@ -285,10 +290,7 @@ fn close_during_the_backoff_ends_it_without_a_restart() {
             RestartPolicy::new().backoff(Duration::from_millis(600), Duration::from_secs(1));
         let (builder, infos) = recorded(peer(&[]), policy);
         let client = builder.era(Era::Legacy).connect().await.unwrap();
-        let _ = client
-            .request("test/exit", Some(json!({"code": 2})), CallOptions::new())
-            .await
-            .unwrap_err();
+        crash(&client, 2).await;
         // In the backoff now: close resolves at once and no process follows.
         within(1, client.close()).await.unwrap();
         async_io::Timer::after(Duration::from_millis(800)).await;
@@ -305,10 +307,7 @@ fn dropping_the_client_during_the_backoff_starts_nothing() {
             RestartPolicy::new().backoff(Duration::from_millis(300), Duration::from_secs(1));
         let (builder, infos) = recorded(peer(&[]), policy);
         let client = builder.era(Era::Legacy).connect().await.unwrap();
-        let _ = client
-            .request("test/exit", Some(json!({"code": 2})), CallOptions::new())
-            .await
-            .unwrap_err();
+        crash(&client, 2).await;
         drop(client);
         async_io::Timer::after(Duration::from_millis(600)).await;
         assert!(
@@ -321,19 +320,12 @@ fn dropping_the_client_during_the_backoff_starts_nothing() {
 #[test]
 fn a_modern_listen_stream_is_taken_back_and_told_of_the_gap() {
     run(30, async {
-        let client = Client::builder(peer(&["--discover", "modern"]))
-            .restart(quick())
-            .connect()
-            .await
-            .unwrap();
+        let client = restarting(&["--discover", "modern"], Era::Auto).await;
         let mut changes = client
             .listen(ListenFilter::new().tools_list_changed())
             .await
             .unwrap();
-        let _ = client
-            .request("test/exit", Some(json!({"code": 1})), CallOptions::new())
-            .await
-            .unwrap_err();
+        crash(&client, 1).await;
         let gap = within(10, changes.next()).await.expect("the gap");
         assert_eq!(gap.method, RESTARTED);
         assert_eq!(gap.params, Some(json!({"restarts": 1})));
@@ -357,20 +349,12 @@ fn a_modern_listen_stream_is_taken_back_and_told_of_the_gap() {
 #[test]
 fn a_legacy_listen_stream_resubscribes_its_resources_after_a_restart() {
     run(30, async {
-        let client = Client::builder(peer(&[]))
-            .era(Era::Legacy)
-            .restart(quick())
-            .connect()
-            .await
-            .unwrap();
+        let client = restarting(&[], Era::Legacy).await;
         let mut updates = client
             .listen(ListenFilter::new().resource("file:///notes.md"))
             .await
             .unwrap();
-        let _ = client
-            .request("test/exit", Some(json!({"code": 1})), CallOptions::new())
-            .await
-            .unwrap_err();
+        crash(&client, 1).await;
         let gap = within(10, updates.next()).await.expect("the gap");
         assert_eq!(gap.method, RESTARTED);
         let lines = received(&client.transport()).await;

@@ -81,8 +81,19 @@ fn call_tool(params: &Value, notify: &mut dyn FnMut(&str, Value)) -> Result<Valu
 }
 
 /// The demo server: one JSON-RPC message per line on stdin, answers on stdout.
+/// Serves the demo when this program was started with `--serve` (how the
+/// examples start themselves as the demo server); false otherwise.
 #[allow(dead_code)] // the examples serve it; the test peer has its own loop
-pub fn serve() {
+pub fn serve_if_asked() -> bool {
+    if std::env::args().nth(1).as_deref() != Some("--serve") {
+        return false;
+    }
+    serve();
+    true
+}
+
+#[allow(dead_code)]
+fn serve() {
     use std::io::{BufRead, Write};
 
     let stdout = std::io::stdout();
