@@ -745,16 +745,22 @@ fn rows() -> Vec<Row> {
 /// The client on the background thread against the bench server, in the era
 /// `modern` says: `n` sequential tool calls (µs each), or `n` calls with
 /// WINDOW in flight (calls per second).
-fn client_calls(modern: bool, n: u64, pipelined: bool) -> f64 {
-    use stdio_mcp::client::{Client, Era};
+/// `mode`: `legacy` or `modern`, and `+restart` for a client with a restart policy.
+fn client_calls(mode: &str, n: u64, pipelined: bool) -> f64 {
+    use stdio_mcp::client::{Client, Era, RestartPolicy};
+    let modern = mode.starts_with("modern");
     let args: &[&str] = if modern {
         &[SERVER, "--modern"]
     } else {
         &[SERVER]
     };
     futures::executor::block_on(async {
-        let client = Client::builder(Transport::builder(args))
-            .era(if modern { Era::Modern } else { Era::Legacy })
+        let mut builder = Client::builder(Transport::builder(args))
+            .era(if modern { Era::Modern } else { Era::Legacy });
+        if mode.ends_with("+restart") {
+            builder = builder.restart(RestartPolicy::default());
+        }
+        let client = builder
             .connect()
             .await
             .unwrap();
@@ -792,7 +798,8 @@ fn child_main(label: &str) {
     if let Ok(spec) = env::var("BENCH_ONE") {
         // For profiling one workload: BENCH_ONE=workload,mode[,size MiB,rounds]
         // with workload seq|pipe|notify|spawn|spawn-paired|blob|floor|local-floor and mode
-        // raw|thread|local|same; or client-seq|client-pipe with mode modern|legacy.
+        // raw|thread|local|same; or client-seq|client-pipe with mode modern|legacy,
+        // either with +restart (a client with a restart policy).
         let parts: Vec<&str> = spec.split(',').collect();
         let mode = match parts.get(1).copied().unwrap_or("thread") {
             "raw" => None,
@@ -813,8 +820,8 @@ fn child_main(label: &str) {
             ("spawn", None) => spawn_raw(arg(2, 200)),
             ("spawn", Some(m)) => spawn(m, arg(2, 200)),
             ("spawn-paired", _) => spawn_paired(arg(2, 300)).0,
-            ("client-seq", _) => client_calls(parts[1] == "modern", arg(2, 20_000), false),
-            ("client-pipe", _) => client_calls(parts[1] == "modern", arg(2, 100_000), true),
+            ("client-seq", _) => client_calls(parts[1], arg(2, 20_000), false),
+            ("client-pipe", _) => client_calls(parts[1], arg(2, 100_000), true),
             ("blob", None) => blob_raw(arg(2, 8) << 20, arg(3, 10)),
             ("blob", Some(m)) => blob(m, arg(2, 8) << 20, arg(3, 10)),
             _ => panic!("unknown workload {spec}"),
@@ -887,15 +894,27 @@ fn child_main(label: &str) {
         ("pipe (256)", "calls/s", true, n_pipe),
     ] {
         let (legacy, modern) = in_blocks(
-            || client_calls(false, n, pipelined),
+            || client_calls("legacy", n, pipelined),
             1,
-            |_| client_calls(true, n, pipelined),
+            |_| client_calls("modern", n, pipelined),
         );
         let (modern, ratio) = modern[0];
         println!(
             "{label}: client tools/call {name}: modern era {} vs legacy {} {unit} = {ratio:.3}x legacy",
             fmt(modern),
             fmt(legacy)
+        );
+        // A restart policy: the client asks its Life for the process at each call.
+        let (plain, restarting) = in_blocks(
+            || client_calls("legacy", n, pipelined),
+            1,
+            |_| client_calls("legacy+restart", n, pipelined),
+        );
+        let (restarting, ratio) = restarting[0];
+        println!(
+            "{label}: client tools/call {name}: with a restart policy {} vs without {} {unit} = {ratio:.3}x",
+            fmt(restarting),
+            fmt(plain)
         );
     }
     let (ratio, raw, ours) = spawn_paired(scaled(500, 50));
