@@ -755,15 +755,15 @@ fn client_calls(mode: &str, n: u64, pipelined: bool) -> f64 {
         &[SERVER]
     };
     futures::executor::block_on(async {
-        let mut builder = Client::builder(Transport::builder(args))
-            .era(if modern { Era::Modern } else { Era::Legacy });
+        let mut builder = Client::builder(Transport::builder(args)).era(if modern {
+            Era::Modern
+        } else {
+            Era::Legacy
+        });
         if mode.ends_with("+restart") {
             builder = builder.restart(RestartPolicy::default());
         }
-        let client = builder
-            .connect()
-            .await
-            .unwrap();
+        let client = builder.connect().await.unwrap();
         let call = || client.call_tool("echo", json!({ "n": 1 }));
         for _ in 0..1000 {
             call().await.unwrap();

@@ -437,3 +437,25 @@ async fn restarts_with_tokio_running_the_driver() {
 async fn restarts_with_tokio_and_the_background_thread() {
     restart_scenario(|b| Box::pin(b.connect())).await;
 }
+
+#[test]
+fn a_dropped_driver_fails_calls_instead_of_leaving_them_waiting_for_a_restart() {
+    smol::block_on(within(30, async {
+        let mut task = None;
+        let client = Client::builder(peer(&[]))
+            .era(Era::Legacy)
+            .restart(quick())
+            .connect_with(|driver| task = Some(smol::spawn(driver)))
+            .await
+            .unwrap();
+        assert_eq!(echo(&client, 1).await.unwrap(), json!({"n": 1}));
+        // The executor lets go of the driver: the server is killed, and no
+        // supervisor is left to start it again.
+        drop(task.take());
+        let e = echo(&client, 2).await.unwrap_err();
+        assert!(matches!(e, Error::LeftLoop | Error::NotAlive), "{e:?}");
+        assert_eq!(client.restarts(), 0);
+        // Later calls fail at once too.
+        assert!(within(2, echo(&client, 3)).await.is_err());
+    }));
+}

@@ -584,10 +584,9 @@ impl ClientBuilder {
                     meta: session.meta.clone(),
                 },
             };
-            let _ = handoff.send(Handoff {
-                life: Arc::downgrade(&life),
-                restarter,
-            });
+            // Refused when the driver is already gone: the handoff's guard
+            // then gives the client up at once.
+            let _ = handoff.send(Handoff::new(&life, restarter));
         }
         Ok(Client {
             life,

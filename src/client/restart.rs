@@ -363,10 +363,22 @@ pub(crate) struct Again {
     pub(crate) meta: Option<Map<String, Value>>,
 }
 
-/// What a supervisor is handed once its client is connected.
+/// What a supervisor is handed once its client is connected. Dropped
+/// unreceived (the driver was dropped first), it gives the client up.
 pub(crate) struct Handoff {
-    pub(crate) life: Weak<Life>,
-    pub(crate) restarter: Restarter,
+    life: Weak<Life>,
+    restarter: Restarter,
+    guard: EndGuard,
+}
+
+impl Handoff {
+    pub(crate) fn new(life: &Arc<Life>, restarter: Restarter) -> Self {
+        Handoff {
+            life: Arc::downgrade(life),
+            restarter,
+            guard: EndGuard(Arc::downgrade(life)),
+        }
+    }
 }
 
 /// Why the last process is gone, as the policy reports and calls fail with it.
@@ -406,8 +418,9 @@ impl Loss {
     }
 }
 
-/// Marks the client given up on if its supervisor stops before it was closed
-/// (its driver dropped), so no call waits for a restart that cannot come.
+/// Marks the client given up on if its supervisor stops (or never starts)
+/// before the client was closed (its driver dropped), so no call waits for a
+/// restart that cannot come.
 struct EndGuard(Weak<Life>);
 
 impl Drop for EndGuard {
@@ -423,10 +436,14 @@ impl Drop for EndGuard {
 /// being closed, driving each new process itself.
 pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
     // A failed connect drops the sender: nothing to restart.
-    let Ok(Handoff { life, restarter }) = handoff.await else {
+    let Ok(Handoff {
+        life,
+        restarter,
+        guard: _guard,
+    }) = handoff.await
+    else {
         return;
     };
-    let _guard = EndGuard(life.clone());
     let mut restarts_in_window: VecDeque<Instant> = VecDeque::new();
     let Some(mut loss) = unexpected_exit(&life) else {
         return;
