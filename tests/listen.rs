@@ -125,17 +125,24 @@ fn legacy_subscriptions_come_from_the_servers_notifications() {
 #[test]
 fn a_stream_ends_when_the_server_exits() {
     run(15, async {
-        let client = Client::connect(peer(&["--discover", "modern"]))
-            .await
-            .unwrap();
-        let mut stream = client
-            .listen(ListenFilter::new().tools_list_changed())
-            .await
-            .unwrap();
-        let _ = client
-            .request("test/exit", Some(json!({ "code": 0 })), CallOptions::new())
-            .await;
-        let end = within(5, stream.next()).await;
-        assert!(end.is_none(), "{end:?}");
+        for (flags, era) in [
+            (&["--discover", "modern"][..], Era::Modern),
+            (&[][..], Era::Legacy),
+        ] {
+            let client = Client::builder(peer(flags))
+                .era(era)
+                .connect()
+                .await
+                .unwrap();
+            let mut stream = client
+                .listen(ListenFilter::new().tools_list_changed())
+                .await
+                .unwrap();
+            let _ = client
+                .request("test/exit", Some(json!({ "code": 0 })), CallOptions::new())
+                .await;
+            let end = within(5, stream.next()).await;
+            assert!(end.is_none(), "{era:?}: {end:?}");
+        }
     });
 }

@@ -511,7 +511,13 @@ impl ClientBuilder {
         let mut start = |builder: Builder| -> Result<Started, Error> {
             let (started, driver) = builder.spawn_with_driver()?;
             if restart.is_none() {
-                run_driver(driver);
+                // The process is the client's last: its end ends every stream.
+                let routes = Arc::downgrade(&progress);
+                run_driver(driver.then(async move {
+                    if let Some(routes) = routes.upgrade() {
+                        routes.listeners.end_all();
+                    }
+                }));
                 return Ok((started, None));
             }
             // The driver handed out is the supervisor, which drives this
