@@ -19,8 +19,10 @@
 //! `${env:VAR}` (VS Code's and Cursor's), `${userHome}`, and `${workspaceFolder}`
 //! (the folder holding the file, or its parent when the file sits in
 //! `.vscode/` or `.cursor/`). A variable that is not set and has no default is
-//! an error, as is `${input:…}` (a VS Code prompt): a server never receives a
-//! literal `${…}`. A relative `cwd` or `envFile` is taken from the file's folder.
+//! an error, as is `${input:…}` (a VS Code prompt) or a variable inside a
+//! default: a server never receives a literal `${…}`. A bare `$VAR` is left as
+//! it is (no host expands it). A relative `cwd` or `envFile` is taken from the
+//! file's folder.
 //!
 //! # Examples
 //!
@@ -661,6 +663,11 @@ fn variable(inside: &str, place: &Place<'_>) -> Result<String, String> {
         _ => {}
     }
     let (name, default) = match inside.split_once(":-") {
+        Some((name, default)) if default.contains("${") => {
+            return Err(format!(
+                "a variable inside the default of ${{{name}:-…}} is not supported"
+            ))
+        }
         Some((name, default)) => (name, Some(default)),
         None => (inside, None),
     };

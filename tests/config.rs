@@ -233,6 +233,10 @@ fn malformed_files_give_errors_naming_what_is_wrong() {
             "server \"a\", field command: unknown variable ${not a name}",
         ),
         (
+            "{\"mcpServers\": {\"a\": {\"command\": \"${A:-${B}}\"}}}",
+            "server \"a\", field command: a variable inside the default of ${A:-…} is not supported",
+        ),
+        (
             "{\"mcpServers\": {\"a\": {\"command\": \"${workspaceFolder}/x\"}}}",
             "server \"a\", field command: ${workspaceFolder} needs the file's location (Config::load or parse_with)",
         ),
