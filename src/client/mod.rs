@@ -412,7 +412,8 @@ impl ClientBuilder {
     }
 
     /// Called just before each restart (see [`restart`](Self::restart)) with
-    /// why the previous process ended.
+    /// why the previous process ended. It runs where the driver runs: keep it
+    /// quick (log, count, notify), never blocking.
     ///
     /// # Examples
     ///
