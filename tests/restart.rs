@@ -459,3 +459,66 @@ fn a_dropped_driver_fails_calls_instead_of_leaving_them_waiting_for_a_restart() 
         assert!(within(2, echo(&client, 3)).await.is_err());
     }));
 }
+
+#[test]
+fn concurrent_callers_through_repeated_crashes_never_hang_and_only_see_exit_errors() {
+    run(60, async {
+        for (flags, era) in [
+            (&["--crash-after", "7"][..], Era::Legacy),
+            (
+                &["--crash-after", "7", "--discover", "modern"][..],
+                Era::Modern,
+            ),
+        ] {
+            callers_through_crashes(restarting(flags, era).await).await;
+        }
+    });
+}
+
+/// Eight callers, forty calls each, against a server that crashes on every
+/// seventh request.
+async fn callers_through_crashes(client: Client) {
+    {
+        let callers = (0..8u64).map(|caller| {
+            let client = &client;
+            async move {
+                let (mut ok, mut lost) = (0u32, 0u32);
+                for i in 0..40 {
+                    match echo(client, caller * 1000 + i).await {
+                        Ok(v) => {
+                            assert_eq!(v, json!({ "n": caller * 1000 + i }));
+                            ok += 1;
+                        }
+                        Err(Error::Exited { status, .. }) => {
+                            assert_eq!(status.code(), Some(7));
+                            lost += 1;
+                        }
+                        Err(other) => panic!("caller {caller}: {other:?}"),
+                    }
+                }
+                (ok, lost)
+            }
+        });
+        let outcomes = futures::future::join_all(callers).await;
+        let ok: u32 = outcomes.iter().map(|o| o.0).sum();
+        let lost: u32 = outcomes.iter().map(|o| o.1).sum();
+        assert_eq!(ok + lost, 320);
+        // Each process answers at most six requests (the seventh crashes it,
+        // with whatever else was in flight), and each crash was restarted.
+        let restarts = client.restarts();
+        assert!(
+            u64::from(ok) <= 6 * (restarts + 1),
+            "{ok} answers, {restarts} restarts"
+        );
+        assert!(
+            u64::from(lost) >= restarts,
+            "{lost} lost, {restarts} restarts"
+        );
+        // Still serving (this call may be the one that crashes a process: the
+        // next one then goes to its successor).
+        if echo(&client, 9).await.is_err() {
+            assert_eq!(echo(&client, 10).await.unwrap(), json!({"n": 10}));
+        }
+        client.close().await.unwrap();
+    }
+}

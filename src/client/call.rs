@@ -15,11 +15,11 @@ use serde_json::{Map, Value};
 
 use crate::error::Error;
 use crate::pending::{PendingRequest, RequestOptions};
-use crate::transport::Transport;
 
 use crate::message::ServerRequest;
 
 use super::inbound::{token_key, InputHandlers, Routes};
+use super::restart::Life;
 use super::types::Progress;
 
 type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
@@ -210,7 +210,7 @@ struct LastProgress {
 /// the 2026-07-28 era, answers the input the server asks for and retries.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn call(
-    transport: &Transport,
+    life: &Life,
     progress: &Routes,
     protocol: Protocol<'_>,
     inputs: &InputHandlers,
@@ -245,14 +245,14 @@ pub(crate) async fn call(
     let limits = Limits {
         method,
         started: Instant::now(),
-        idle: options.timeout.or(transport.timeout()),
+        idle: options.timeout.or_else(|| life.current().timeout()),
         reset: options.reset_on_progress,
         total: options.max_total,
     };
     let Some(fields) = protocol.fields else {
         let params = with_meta(method, params, None, None, meta.as_ref())?;
         return limits
-            .send(transport, Body::Whole(params.as_ref()), last.as_deref())
+            .send(life, Body::Whole(params.as_ref()), last.as_deref())
             .await;
     };
     let members = protocol.members.as_deref().unwrap_or_default();
@@ -282,7 +282,7 @@ pub(crate) async fn call(
         } else {
             Body::Whole(params.as_ref())
         };
-        let result = limits.send(transport, body, last.as_deref()).await?;
+        let result = limits.send(life, body, last.as_deref()).await?;
         if !input_required(method, &result)? {
             return Ok(result);
         }
@@ -392,6 +392,7 @@ impl Drop for Route<'_> {
 }
 
 /// What a request's params are on the way out.
+#[derive(Clone, Copy)]
 enum Body<'a> {
     /// Written as they are.
     Whole(Option<&'a Value>),
@@ -408,26 +409,36 @@ struct Limits<'a> {
 }
 
 impl Limits<'_> {
-    /// Sends one request and waits for its outcome within the limits.
+    /// Sends one request to the server's current process and waits for its
+    /// outcome within the limits. A send refused because that process just
+    /// ended never reached it: with a restart coming, it goes to the next one.
     async fn send(
         &self,
-        transport: &Transport,
+        life: &Life,
         body: Body<'_>,
         last: Option<&LastProgress>,
     ) -> Result<Value, Error> {
         let managed = self.reset || self.total.is_some();
-        // A managed call's limits are kept here: the transport's would not restart.
-        let options = RequestOptions::new().timeout(if managed { None } else { self.idle });
-        let request = match body {
-            Body::Whole(params) => transport.send_borrowed(self.method, params, options),
-            Body::Spliced(params, members) => {
-                transport.send_with_meta(self.method, params, members, options)
+        loop {
+            let transport = life.transport().await?;
+            // A managed call's limits are kept here: the transport's would not restart.
+            let options = RequestOptions::new().timeout(if managed { None } else { self.idle });
+            let request = match body {
+                Body::Whole(params) => transport.send_borrowed(self.method, params, options),
+                Body::Spliced(params, members) => {
+                    transport.send_with_meta(self.method, params, members, options)
+                }
+            };
+            let outcome = if managed {
+                self.wait(request, Instant::now(), last).await
+            } else {
+                request.await
+            };
+            match outcome {
+                Err(Error::NotAlive) if life.restarts_after(&transport) => {}
+                outcome => return outcome,
             }
-        };
-        if !managed {
-            return request.await;
         }
-        self.wait(request, Instant::now(), last).await
     }
 
     /// The earliest deadline now, and the limit it stands for.

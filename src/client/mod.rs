@@ -1129,10 +1129,9 @@ impl Client {
                 self.next_token.fetch_add(1, Ordering::Relaxed)
             ))
         };
-        let transport = self.life.transport().await?;
         let protocol = self.protocol();
         call::call(
-            &transport,
+            &self.life,
             &self.progress,
             protocol,
             &self.inputs,

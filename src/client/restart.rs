@@ -269,6 +269,14 @@ impl Life {
         }
     }
 
+    /// Whether `transport`'s end (it refused a send) is followed by a
+    /// restart: restarts are on, and neither the client nor the transport
+    /// was closed nor given up on.
+    pub(crate) fn restarts_after(&self, transport: &Transport) -> bool {
+        let state = self.lock();
+        self.restarting && !state.closed && state.gave_up.is_none() && !transport.close_asked()
+    }
+
     pub(crate) fn restarts(&self) -> u64 {
         self.restarts.load(Ordering::Relaxed)
     }
