@@ -746,7 +746,8 @@ fn rows() -> Vec<Row> {
 /// `modern` says: `n` sequential tool calls (µs each), or `n` calls with
 /// WINDOW in flight (calls per second).
 /// `mode`: `legacy` or `modern`, and `+restart` for a client with a restart policy.
-fn client_calls(mode: &str, n: u64, pipelined: bool) -> f64 {
+/// Pipelined with `window` calls in flight.
+fn client_calls(mode: &str, n: u64, pipelined: bool, window: usize) -> f64 {
     use stdio_mcp::client::{Client, Era, RestartPolicy};
     let modern = mode.starts_with("modern");
     let args: &[&str] = if modern {
@@ -773,7 +774,7 @@ fn client_calls(mode: &str, n: u64, pipelined: bool) -> f64 {
             let mut in_flight = FuturesUnordered::new();
             let mut sent = 0;
             while sent < n || !in_flight.is_empty() {
-                while sent < n && in_flight.len() < WINDOW {
+                while sent < n && in_flight.len() < window {
                     in_flight.push(call());
                     sent += 1;
                 }
@@ -799,7 +800,8 @@ fn child_main(label: &str) {
         // For profiling one workload: BENCH_ONE=workload,mode[,size MiB,rounds]
         // with workload seq|pipe|notify|spawn|spawn-paired|blob|floor|local-floor and mode
         // raw|thread|local|same; or client-seq|client-pipe with mode modern|legacy,
-        // either with +restart (a client with a restart policy).
+        // either with +restart (a client with a restart policy), and for
+        // client-pipe the calls in flight after the count (default WINDOW).
         let parts: Vec<&str> = spec.split(',').collect();
         let mode = match parts.get(1).copied().unwrap_or("thread") {
             "raw" => None,
@@ -820,8 +822,10 @@ fn child_main(label: &str) {
             ("spawn", None) => spawn_raw(arg(2, 200)),
             ("spawn", Some(m)) => spawn(m, arg(2, 200)),
             ("spawn-paired", _) => spawn_paired(arg(2, 300)).0,
-            ("client-seq", _) => client_calls(parts[1], arg(2, 20_000), false),
-            ("client-pipe", _) => client_calls(parts[1], arg(2, 100_000), true),
+            ("client-seq", _) => client_calls(parts[1], arg(2, 20_000), false, 1),
+            ("client-pipe", _) => {
+                client_calls(parts[1], arg(2, 100_000), true, arg(3, WINDOW as u64) as usize)
+            }
             ("blob", None) => blob_raw(arg(2, 8) << 20, arg(3, 10)),
             ("blob", Some(m)) => blob(m, arg(2, 8) << 20, arg(3, 10)),
             _ => panic!("unknown workload {spec}"),
@@ -894,9 +898,9 @@ fn child_main(label: &str) {
         ("pipe (256)", "calls/s", true, n_pipe),
     ] {
         let (legacy, modern) = in_blocks(
-            || client_calls("legacy", n, pipelined),
+            || client_calls("legacy", n, pipelined, WINDOW),
             1,
-            |_| client_calls("modern", n, pipelined),
+            |_| client_calls("modern", n, pipelined, WINDOW),
         );
         let (modern, ratio) = modern[0];
         println!(
@@ -906,9 +910,9 @@ fn child_main(label: &str) {
         );
         // A restart policy: the client asks its Life for the process at each call.
         let (plain, restarting) = in_blocks(
-            || client_calls("legacy", n, pipelined),
+            || client_calls("legacy", n, pipelined, WINDOW),
             1,
-            |_| client_calls("legacy+restart", n, pipelined),
+            |_| client_calls("legacy+restart", n, pipelined, WINDOW),
         );
         let (restarting, ratio) = restarting[0];
         println!(
