@@ -823,9 +823,12 @@ fn child_main(label: &str) {
             ("spawn", Some(m)) => spawn(m, arg(2, 200)),
             ("spawn-paired", _) => spawn_paired(arg(2, 300)).0,
             ("client-seq", _) => client_calls(parts[1], arg(2, 20_000), false, 1),
-            ("client-pipe", _) => {
-                client_calls(parts[1], arg(2, 100_000), true, arg(3, WINDOW as u64) as usize)
-            }
+            ("client-pipe", _) => client_calls(
+                parts[1],
+                arg(2, 100_000),
+                true,
+                arg(3, WINDOW as u64) as usize,
+            ),
             ("blob", None) => blob_raw(arg(2, 8) << 20, arg(3, 10)),
             ("blob", Some(m)) => blob(m, arg(2, 8) << 20, arg(3, 10)),
             _ => panic!("unknown workload {spec}"),

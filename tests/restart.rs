@@ -14,8 +14,8 @@ use common::{peer, received, run, within};
 use futures::StreamExt;
 use serde_json::{json, Value};
 use stdio_mcp::client::{
-    CallOptions, Client, ClientBuilder, Era, ListenFilter, Progress, RestartInfo, RestartPolicy,
-    RESTARTED,
+    CallOptions, Client, ClientBuilder, Era, ListenFilter, LoggingLevel, Progress, RestartInfo,
+    RestartPolicy, RESTARTED,
 };
 use stdio_mcp::{Builder, Error};
 
@@ -117,6 +117,36 @@ fn a_legacy_server_that_crashes_is_started_again_handshaken_and_gets_the_next_ca
         assert_eq!(lines[0]["params"]["protocolVersion"], "2025-11-25");
         assert_eq!(client.protocol_version(), "2025-11-25");
         assert_eq!(client.era(), Era::Legacy);
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn a_restarted_legacy_server_is_asked_again_for_the_log_level_and_subscriptions() {
+    run(30, async {
+        let client = restarting(&[], Era::Legacy).await;
+        client
+            .set_logging_level(LoggingLevel::Warning)
+            .await
+            .unwrap();
+        client.subscribe("file:///kept.md").await.unwrap();
+        client.subscribe("file:///dropped.md").await.unwrap();
+        client.unsubscribe("file:///dropped.md").await.unwrap();
+        crash(&client, 1).await;
+        assert_eq!(echo(&client, 1).await.unwrap(), json!({"n": 1}));
+        let lines = received(&client.transport()).await;
+        assert_eq!(
+            methods(&lines),
+            [
+                "initialize",
+                "notifications/initialized",
+                "logging/setLevel",
+                "resources/subscribe",
+                "test/echo"
+            ]
+        );
+        assert_eq!(lines[2]["params"], json!({"level": "warning"}));
+        assert_eq!(lines[3]["params"], json!({"uri": "file:///kept.md"}));
         client.close().await.unwrap();
     });
 }

@@ -383,9 +383,10 @@ impl ClientBuilder {
     /// Requests in flight when it exits fail with the exit error (never
     /// retried: that is the caller's choice); calls made while it restarts
     /// wait for the new process. The era is kept: a legacy server is
-    /// handshaken again (and must agree on the same revision), subscriptions
-    /// are asked for again, and each [`Subscription`] yields a [`RESTARTED`]
-    /// item for the gap. When the policy gives up, calls fail with the last
+    /// handshaken again (and must agree on the same revision) and asked again
+    /// for the log level and resource subscriptions the client had set;
+    /// `listen` subscriptions are asked for again, and each [`Subscription`]
+    /// yields a [`RESTARTED`] item for the gap. When the policy gives up, calls fail with the last
     /// exit error. Restarts run wherever the driver runs (the background
     /// thread, or your executor with [`connect_with`](Self::connect_with)).
     ///
@@ -598,7 +599,6 @@ impl ClientBuilder {
         Ok(Client {
             life,
             session,
-            log_level: std::sync::Mutex::new(None),
             inputs,
             progress,
             next_token: AtomicU64::new(1),
@@ -886,8 +886,6 @@ pub struct Client {
     /// The server process calls go to (replaced when it restarts).
     life: Arc<Life>,
     session: Session,
-    /// The level asked for with `set_logging_level`, sent in each modern request.
-    log_level: std::sync::Mutex<Option<LoggingLevel>>,
     /// The handlers that answer a modern server's input requests.
     inputs: InputHandlers,
     progress: Arc<Routes>,
@@ -1070,10 +1068,7 @@ impl Client {
         let Some(fields) = &self.session.meta else {
             return call::Protocol::default();
         };
-        let level = *self
-            .log_level
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let level = self.life.log_level();
         let members = self.session.meta_members.as_deref().unwrap_or_default();
         let log_level = level.map(|level| json!(level));
         let members = match &log_level {
@@ -1483,8 +1478,9 @@ impl Client {
             Some(json!({ "uri": uri })),
             CallOptions::new(),
         )
-        .await
-        .map(drop)
+        .await?;
+        self.life.subscribed(uri, true);
+        Ok(())
     }
 
     /// Stops the updates [`subscribe`](Self::subscribe) asked for.
@@ -1509,8 +1505,9 @@ impl Client {
             Some(json!({ "uri": uri })),
             CallOptions::new(),
         )
-        .await
-        .map(drop)
+        .await?;
+        self.life.subscribed(uri, false);
+        Ok(())
     }
 
     /// Opens a subscription to the notifications `filter` asks for, and
@@ -1655,10 +1652,7 @@ impl Client {
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
         if self.session.era == Era::Modern {
             // 2026-07-28 has no logging/setLevel: the level rides on each request.
-            *self
-                .log_level
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(level);
+            self.life.set_log_level(level);
             return Ok(());
         }
         self.request(
@@ -1666,8 +1660,10 @@ impl Client {
             Some(json!({ "level": level })),
             CallOptions::new(),
         )
-        .await
-        .map(drop)
+        .await?;
+        // Kept, to be asked again of a restarted server.
+        self.life.set_log_level(level);
+        Ok(())
     }
 
     /// Completion suggestions for argument `name` (typed so far: `value`) of the

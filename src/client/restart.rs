@@ -9,7 +9,7 @@
 //! the new process itself. It needs no executor of its own: it runs wherever
 //! the driver runs.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -30,7 +30,7 @@ use crate::route::SharedHandlers;
 use crate::transport::{Close, Transport};
 
 use super::inbound::Routes;
-use super::{call, Era, Hello, Implementation};
+use super::{call, Era, Hello, Implementation, LoggingLevel};
 
 /// The method of the item a [`Subscription`](super::Subscription) yields when
 /// its server was started again: notifications may have been missed between
@@ -221,6 +221,11 @@ struct LifeState {
     /// The error calls fail with once the client gave up on its server.
     gave_up: Option<Error>,
     closed: bool,
+    /// The level asked for with `set_logging_level` (sent in each modern
+    /// request; asked again of a restarted legacy server).
+    log_level: Option<LoggingLevel>,
+    /// The resources `subscribe` asked for (legacy), subscribed again after a restart.
+    subscribed: BTreeSet<String>,
 }
 
 impl Life {
@@ -233,6 +238,8 @@ impl Life {
                 transport,
                 gave_up: None,
                 closed: false,
+                log_level: None,
+                subscribed: BTreeSet::new(),
             }),
             changed: Event::new(),
             restarts: AtomicU64::new(0),
@@ -275,6 +282,24 @@ impl Life {
     pub(crate) fn restarts_after(&self, transport: &Transport) -> bool {
         let state = self.lock();
         self.restarting && !state.closed && state.gave_up.is_none() && !transport.close_asked()
+    }
+
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        self.lock().log_level
+    }
+
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        self.lock().log_level = Some(level);
+    }
+
+    /// Notes that the server was asked to (or not to) send updates of `uri`.
+    pub(crate) fn subscribed(&self, uri: &str, on: bool) {
+        let mut state = self.lock();
+        if on {
+            state.subscribed.insert(uri.to_owned());
+        } else {
+            state.subscribed.remove(uri);
+        }
     }
 
     pub(crate) fn restarts(&self) -> u64 {
@@ -495,6 +520,10 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
             });
         }
         let closing = live.changed.listen();
+        let (log_level, subscribed) = {
+            let state = live.lock();
+            (state.log_level, state.subscribed.clone())
+        };
         drop(live);
         let (transport, next) = match restarter
             .builder
@@ -509,7 +538,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         };
         // Ready for calls (a legacy server handshaken), unless closed meanwhile:
         // dropping the new driver then kills the new process.
-        let readying = next.run_until(restarter.session.ready(&transport).boxed());
+        let readying = next.run_until(restarter.session.ready(&transport, log_level).boxed());
         let (ready, mut driver) = match select(readying, closing).await {
             Either::Left((done, _)) => done,
             Either::Right(_) => return,
@@ -535,7 +564,9 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         // Subscriptions are asked for before any call can reach the new process.
         let routes = Arc::clone(&live.routes);
         let installed = live.install(transport.clone(), |transport| {
-            restarter.session.reopen(&routes, transport, count)
+            restarter
+                .session
+                .reopen(&routes, transport, count, subscribed)
         });
         drop(live);
         let subscribed = match installed {
@@ -575,8 +606,13 @@ fn unexpected_exit(life: &Weak<Life>) -> Option<Loss> {
 
 impl Again {
     /// A new process made ready for calls: a legacy server is handshaken
-    /// again and must agree on the same revision.
-    async fn ready(&self, transport: &Transport) -> Result<(), Error> {
+    /// again, must agree on the same revision, and is asked for the log
+    /// level the client had set.
+    async fn ready(
+        &self,
+        transport: &Transport,
+        log_level: Option<LoggingLevel>,
+    ) -> Result<(), Error> {
         if self.era != Era::Legacy {
             return Ok(());
         }
@@ -593,16 +629,27 @@ impl Again {
                 session.protocol_version, self.protocol_version
             )));
         }
+        if let Some(level) = log_level {
+            transport
+                .send_request_with(
+                    "logging/setLevel",
+                    Some(json!({ "level": level })),
+                    RequestOptions::new().timeout(self.handshake_timeout),
+                )
+                .await?;
+        }
         Ok(())
     }
 
     /// Takes the subscriptions back to the new process and tells each stream
-    /// of the gap; returns the legacy `resources/subscribe` requests sent.
+    /// of the gap; subscribes a legacy server again to `subscribed` and the
+    /// legacy streams' resources, returning those requests.
     fn reopen(
         &self,
         routes: &Routes,
         transport: &Transport,
         restarts: u64,
+        mut subscribed: BTreeSet<String>,
     ) -> Vec<(String, PendingRequest)> {
         let gap = Notification {
             method: RESTARTED.into(),
@@ -624,7 +671,9 @@ impl Again {
                 RequestOptions::new().timeout(None),
             )
         });
-        uris.into_iter()
+        subscribed.extend(uris);
+        subscribed
+            .into_iter()
             .map(|uri| {
                 let request = transport.send_request_with(
                     "resources/subscribe",

@@ -406,7 +406,7 @@ impl Peer {
         }
         let outcome = match method {
             "test/echo" => Ok(params),
-            "resources/subscribe" | "resources/unsubscribe" => Ok(json!({})),
+            "resources/subscribe" | "resources/unsubscribe" | "logging/setLevel" => Ok(json!({})),
             "test/string_id" => {
                 let id = Value::String(id.to_string());
                 return answer(&self.out, &id, Ok(params));
