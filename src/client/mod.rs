@@ -21,6 +21,7 @@
 mod call;
 mod inbound;
 mod restart;
+mod session;
 mod types;
 
 use std::collections::HashSet;
@@ -31,7 +32,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::builder::Builder;
@@ -48,6 +48,7 @@ use inbound::{InputHandlers, Routes, ServerRequests};
 pub use inbound::{ListenFilter, Subscription};
 use restart::{Again, Handoff, Life, RestartHook, Restarter};
 pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
+use session::{handshake, probe, Hello, Probe, Session};
 pub use types::{
     CallToolResult, CompleteResult, Completion, Content, Extra, GetPromptResult, Implementation,
     ListItem, Listing, LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage,
@@ -128,19 +129,6 @@ pub enum Era {
     Modern,
     /// Only the `initialize` handshake revisions.
     Legacy,
-}
-
-/// The server's answer to `initialize`.
-#[derive(Debug, Clone, Deserialize)]
-struct InitializeResult {
-    #[serde(rename = "protocolVersion")]
-    protocol_version: String,
-    #[serde(default)]
-    capabilities: ServerCapabilities,
-    #[serde(rename = "serverInfo")]
-    server_info: Implementation,
-    #[serde(default)]
-    instructions: Option<String>,
 }
 
 /// Configures a [`Client`] before it connects: client info, async handlers for
@@ -612,248 +600,6 @@ type Started = (
     Transport,
     Option<futures::channel::oneshot::Sender<Handoff>>,
 );
-
-/// What the client tells a server about itself.
-struct Hello<'a> {
-    client_info: &'a Implementation,
-    capabilities: &'a Value,
-    handshake_timeout: Duration,
-    probe_timeout: Duration,
-}
-
-impl Hello<'_> {
-    /// The protocol fields every 2026-07-28 request carries in `_meta`.
-    fn modern_meta(&self, version: &str) -> Map<String, Value> {
-        let mut meta = Map::new();
-        meta.insert(META_VERSION.into(), json!(version));
-        meta.insert(META_CLIENT_INFO.into(), json!(self.client_info));
-        meta.insert(META_CAPABILITIES.into(), self.capabilities.clone());
-        meta
-    }
-}
-
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-/// UnsupportedProtocolVersion: a modern server that does not speak the version asked for.
-const UNSUPPORTED_VERSION: i64 = -32022;
-/// The error codes reserved for the MCP specification: only a modern server sends them.
-const MODERN_ERRORS: std::ops::RangeInclusive<i64> = -32099..=-32020;
-
-/// What a client and its server agreed on.
-#[derive(Debug)]
-struct Session {
-    era: Era,
-    protocol_version: String,
-    capabilities: ServerCapabilities,
-    server_info: Implementation,
-    instructions: Option<String>,
-    /// The protocol fields of every request, in the modern era.
-    meta: Option<Map<String, Value>>,
-    /// The same, serialized as the members of a `_meta` object.
-    meta_members: Option<String>,
-}
-
-/// How the probe ended.
-enum Probe {
-    Modern(Box<Session>),
-    /// A legacy server; `version`: the legacy revision its answer named, if any.
-    Legacy {
-        version: Option<String>,
-        answer: String,
-    },
-    /// The server exited instead of answering.
-    Exited(String),
-    Failed(Error),
-}
-
-/// The stdio binding's probe: `server/discover` with the newest modern version.
-async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
-    let mut version = MODERN_PROTOCOL_VERSIONS[0].to_owned();
-    let mut tried = Vec::new();
-    loop {
-        let params = json!({ "_meta": hello.modern_meta(&version) });
-        let limit = RequestOptions::new().timeout(hello.probe_timeout);
-        let answer = transport
-            .send_request_with("server/discover", Some(params), limit)
-            .await;
-        tried.push(version.clone());
-        let error = match answer {
-            Ok(result) => return discovered(result, hello),
-            Err(error) => error,
-        };
-        event!(debug, error = %error, "server/discover failed");
-        let rpc = error.rpc_error().cloned();
-        match rpc {
-            Some(rpc) if rpc.code == UNSUPPORTED_VERSION => {
-                let supported: Vec<String> = rpc
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get("supported"))
-                    .and_then(|s| serde_json::from_value(s.clone()).ok())
-                    .unwrap_or_default();
-                match pick(&supported) {
-                    Some(Pick::Modern(next)) if tried.contains(&next) => {
-                        return Probe::Failed(Error::Protocol(format!(
-                            "the server refused MCP {next} yet lists it as supported ({})",
-                            supported.join(", ")
-                        )))
-                    }
-                    Some(Pick::Modern(next)) => version = next,
-                    Some(Pick::Legacy(legacy)) => {
-                        return Probe::Legacy {
-                            version: Some(legacy),
-                            answer: error.to_string(),
-                        }
-                    }
-                    _ => return Probe::Failed(no_common_version(&supported)),
-                }
-            }
-            Some(rpc) if MODERN_ERRORS.contains(&rpc.code) => return Probe::Failed(error),
-            _ => {
-                let answer = error.to_string();
-                return match error {
-                    Error::Exited { .. }
-                    | Error::NotAlive
-                    | Error::StdoutClosed
-                    | Error::LeftLoop => Probe::Exited(answer),
-                    _ => Probe::Legacy {
-                        version: None,
-                        answer,
-                    },
-                };
-            }
-        }
-    }
-}
-
-/// The newest version this client and a server's list have in common.
-enum Pick {
-    Modern(String),
-    Legacy(String),
-}
-
-fn pick(supported: &[String]) -> Option<Pick> {
-    let has = |v: &&&str| supported.iter().any(|s| s == **v);
-    if let Some(v) = MODERN_PROTOCOL_VERSIONS.iter().find(has) {
-        return Some(Pick::Modern((*v).to_owned()));
-    }
-    SUPPORTED_PROTOCOL_VERSIONS
-        .iter()
-        .find(has)
-        .map(|v| Pick::Legacy((*v).to_owned()))
-}
-
-fn no_common_version(supported: &[String]) -> Error {
-    Error::Protocol(format!(
-        "the server speaks MCP {}, and this client {}: no version in common",
-        if supported.is_empty() {
-            "(no version listed)".to_owned()
-        } else {
-            supported.join(", ")
-        },
-        MODERN_PROTOCOL_VERSIONS
-            .iter()
-            .chain(SUPPORTED_PROTOCOL_VERSIONS.iter())
-            .copied()
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
-}
-
-/// A `DiscoverResult`: the server is modern (or lists only legacy versions).
-fn discovered(result: Value, hello: &Hello<'_>) -> Probe {
-    #[derive(Deserialize)]
-    struct DiscoverResult {
-        #[serde(rename = "supportedVersions")]
-        supported_versions: Vec<String>,
-        #[serde(default)]
-        capabilities: ServerCapabilities,
-        #[serde(default)]
-        instructions: Option<String>,
-        #[serde(rename = "_meta", default)]
-        meta: Map<String, Value>,
-    }
-    if let Err(error) = call::complete("server/discover", &result) {
-        return Probe::Failed(error);
-    }
-    let found: DiscoverResult = match decode("server/discover", result) {
-        Ok(found) => found,
-        Err(error) => return Probe::Failed(error),
-    };
-    let version = match pick(&found.supported_versions) {
-        Some(Pick::Modern(version)) => version,
-        Some(Pick::Legacy(version)) => {
-            return Probe::Legacy {
-                answer: format!(
-                    "a DiscoverResult listing {}",
-                    found.supported_versions.join(", ")
-                ),
-                version: Some(version),
-            }
-        }
-        None => return Probe::Failed(no_common_version(&found.supported_versions)),
-    };
-    let server_info = found
-        .meta
-        .get(META_SERVER_INFO)
-        .and_then(|info| serde_json::from_value(info.clone()).ok())
-        .unwrap_or_else(|| Implementation {
-            name: String::new(),
-            version: String::new(),
-            title: None,
-            extra: Extra::new(),
-        });
-    let meta = hello.modern_meta(&version);
-    let members = Value::Object(meta.clone()).to_string();
-    Probe::Modern(Box::new(Session {
-        era: Era::Modern,
-        meta_members: Some(members[1..members.len() - 1].to_owned()),
-        meta: Some(meta),
-        protocol_version: version,
-        capabilities: found.capabilities,
-        server_info,
-        instructions: found.instructions,
-    }))
-}
-
-async fn handshake(
-    transport: &Transport,
-    hello: &Hello<'_>,
-    version: Option<&str>,
-) -> Result<Session, Error> {
-    let offered = version.unwrap_or(SUPPORTED_PROTOCOL_VERSIONS[0]);
-    let params = json!({
-        "protocolVersion": offered,
-        "capabilities": hello.capabilities,
-        "clientInfo": hello.client_info,
-    });
-    let options =
-        RequestOptions::new().timeout(transport.timeout().unwrap_or(hello.handshake_timeout));
-    let answer = transport
-        .send_request_with("initialize", Some(params), options)
-        .await?;
-    let init: InitializeResult = decode("initialize", answer)?;
-    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
-        return Err(Error::Protocol(format!(
-            "the server answered protocol version {}, which this client does not support \
-             (it offered {offered}; it supports {})",
-            init.protocol_version,
-            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-        )));
-    }
-    transport.send_notification("notifications/initialized", None)?;
-    Ok(Session {
-        era: Era::Legacy,
-        protocol_version: init.protocol_version,
-        capabilities: init.capabilities,
-        server_info: init.server_info,
-        instructions: init.instructions,
-        meta: None,
-        meta_members: None,
-    })
-}
 
 fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
     serde_json::from_value(value).map_err(|e| {

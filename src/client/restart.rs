@@ -30,7 +30,8 @@ use crate::route::SharedHandlers;
 use crate::transport::{Close, Transport};
 
 use super::inbound::Routes;
-use super::{call, Era, Hello, Implementation, LoggingLevel};
+use super::session::{handshake, Hello};
+use super::{call, Era, Implementation, LoggingLevel};
 
 /// The method of the item a [`Subscription`](super::Subscription) yields when
 /// its server was started again: notifications may have been missed between
@@ -622,7 +623,7 @@ impl Again {
             handshake_timeout: self.handshake_timeout,
             probe_timeout: self.handshake_timeout,
         };
-        let session = super::handshake(transport, &hello, Some(&self.protocol_version)).await?;
+        let session = handshake(transport, &hello, Some(&self.protocol_version)).await?;
         if session.protocol_version != self.protocol_version {
             return Err(Error::Protocol(format!(
                 "the restarted server answered protocol version {}; the client speaks {}",
