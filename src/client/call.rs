@@ -245,7 +245,7 @@ pub(crate) async fn call(
     let limits = Limits {
         method,
         started: Instant::now(),
-        idle: options.timeout.or_else(|| life.current().timeout()),
+        timeout: options.timeout,
         reset: options.reset_on_progress,
         total: options.max_total,
     };
@@ -403,7 +403,8 @@ enum Body<'a> {
 struct Limits<'a> {
     method: &'a str,
     started: Instant,
-    idle: Option<Duration>,
+    /// The call's own limit; without one, the transport's.
+    timeout: Option<Duration>,
     reset: bool,
     total: Option<Duration>,
 }
@@ -421,8 +422,9 @@ impl Limits<'_> {
         let managed = self.reset || self.total.is_some();
         loop {
             let transport = life.transport().await?;
+            let idle = self.timeout.or_else(|| transport.timeout());
             // A managed call's limits are kept here: the transport's would not restart.
-            let options = RequestOptions::new().timeout(if managed { None } else { self.idle });
+            let options = RequestOptions::new().timeout(if managed { None } else { idle });
             let request = match body {
                 Body::Whole(params) => transport.send_borrowed(self.method, params, options),
                 Body::Spliced(params, members) => {
@@ -430,7 +432,7 @@ impl Limits<'_> {
                 }
             };
             let outcome = if managed {
-                self.wait(request, Instant::now(), last).await
+                self.wait(request, Instant::now(), idle, last).await
             } else {
                 request.await
             };
@@ -442,13 +444,18 @@ impl Limits<'_> {
     }
 
     /// The earliest deadline now, and the limit it stands for.
-    fn deadline(&self, round: Instant, last: Option<&LastProgress>) -> Option<(Instant, Duration)> {
+    fn deadline(
+        &self,
+        round: Instant,
+        idle: Option<Duration>,
+        last: Option<&LastProgress>,
+    ) -> Option<(Instant, Duration)> {
         let progress = last.and_then(|l| *l.at.lock().unwrap_or_else(PoisonError::into_inner));
         let since = match progress {
             Some(at) if self.reset && at > round => at,
             _ => round,
         };
-        let idle = self.idle.map(|d| (since + d, d));
+        let idle = idle.map(|d| (since + d, d));
         let total = self.total.map(|d| (self.started + d, d));
         match (idle, total) {
             (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
@@ -460,6 +467,7 @@ impl Limits<'_> {
         &self,
         mut request: PendingRequest,
         round: Instant,
+        idle: Option<Duration>,
         last: Option<&LastProgress>,
     ) -> Result<Value, Error> {
         let mut timer: Option<(Timer, Instant, Duration)> = None;
@@ -471,7 +479,7 @@ impl Limits<'_> {
                 return Poll::Ready(Err(outcome));
             }
             // Recomputed at each wake-up: a progress may have moved the deadline.
-            let Some((at, limit)) = self.deadline(round, last) else {
+            let Some((at, limit)) = self.deadline(round, idle, last) else {
                 return Poll::Pending;
             };
             let (timer, when, current) = timer.get_or_insert_with(|| (Timer::at(at), at, limit));
