@@ -15,10 +15,11 @@ use serde_json::{Map, Value};
 
 use crate::error::Error;
 use crate::pending::{PendingRequest, RequestOptions};
+use crate::transport::Transport;
 
 use crate::message::ServerRequest;
 
-use super::inbound::{token_key, InputHandlers, Routes};
+use super::inbound::{token_key, InputHandlers, ListenFilter, Routes};
 use super::restart::Life;
 use super::types::Progress;
 
@@ -178,6 +179,9 @@ pub(crate) struct Protocol<'a> {
     /// The log level asked for, sent as `io.modelcontextprotocol/logLevel`.
     pub(crate) log_level: Option<Value>,
 }
+
+/// The `_meta` key of the log level a 2026-07-28 request asks for.
+pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// Rounds of input a 2026-07-28 request may ask for before the call fails.
 pub(crate) const MAX_INPUT_ROUNDS: usize = 8;
@@ -518,16 +522,24 @@ fn into_object(meta: Value) -> Result<Map<String, Value>, Error> {
     }
 }
 
-/// `params` (an object) with the session's protocol fields in `_meta`.
-pub(crate) fn stamp(method: &str, params: Value, protocol: &Protocol<'_>) -> Result<Value, Error> {
-    let stamped = with_meta(
-        method,
+/// Opens `subscriptions/listen` for `filter` on `transport`, with the
+/// session's protocol fields; long-lived, so no time limit of the transport's
+/// ends it.
+pub(crate) fn send_listen(
+    transport: &Transport,
+    filter: &ListenFilter,
+    protocol: &Protocol<'_>,
+) -> PendingRequest {
+    let mut meta = protocol.fields.cloned().unwrap_or_default();
+    if let Some(level) = &protocol.log_level {
+        meta.insert(META_LOG_LEVEL.into(), level.clone());
+    }
+    let params = serde_json::json!({ "notifications": filter.to_json(), "_meta": meta });
+    transport.send_request_with(
+        "subscriptions/listen",
         Some(params),
-        protocol.fields,
-        protocol.log_level.as_ref(),
-        None,
-    )?;
-    Ok(stamped.unwrap_or(Value::Null))
+        RequestOptions::new().timeout(None),
+    )
 }
 
 /// `params` with the era's protocol fields (and log level) added to its `_meta`
@@ -566,7 +578,7 @@ fn with_meta(
     }
     if let Some(level) = log_level {
         target
-            .entry("io.modelcontextprotocol/logLevel")
+            .entry(META_LOG_LEVEL)
             .or_insert_with(|| level.clone());
     }
     for (key, value) in meta.into_iter().flatten() {

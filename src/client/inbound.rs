@@ -445,36 +445,29 @@ impl Listeners {
         self.survive_exits.store(true, Ordering::Release);
     }
 
-    /// A restarted server: tells each stream of the gap with `gap`, sends each
-    /// modern subscription's listen request again through `send`, and returns
-    /// the resource URIs legacy subscriptions need subscribed again.
+    /// A restarted server: tells each stream of the gap with `gap`, and
+    /// sends each modern subscription's listen request again through `send`
+    /// (a legacy server's resources are subscribed again by the client).
     pub(crate) fn reopen(
         &self,
         gap: &Notification,
         mut send: impl FnMut(&ListenFilter) -> PendingRequest,
-    ) -> Vec<String> {
-        let mut uris = Vec::new();
+    ) {
         let mut wakers = Vec::new();
         {
             let mut open = self.lock();
             for listener in open.iter_mut() {
                 let _ = listener.sender.unbounded_send(gap.clone());
-                match listener.matcher {
-                    Match::Legacy => uris.extend(listener.filter.uris().iter().cloned()),
-                    Match::Modern(_) => {
-                        let request = send(&listener.filter);
-                        listener.matcher = Match::Modern(json!(request.id()));
-                        // The previous one, if it is still here, is of the dead server.
-                        listener.request = Some(request);
-                        wakers.extend(listener.waker.take());
-                    }
+                if let Match::Modern(_) = listener.matcher {
+                    let request = send(&listener.filter);
+                    listener.matcher = Match::Modern(json!(request.id()));
+                    // The previous one, if it is still here, is of the dead server.
+                    listener.request = Some(request);
+                    wakers.extend(listener.waker.take());
                 }
             }
         }
         wakers.into_iter().for_each(Waker::wake);
-        uris.sort();
-        uris.dedup();
-        uris
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Listener>> {

@@ -32,13 +32,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::builder::Builder;
 use crate::driver::Driver;
 use crate::error::{Error, RpcError};
 use crate::message::ServerRequest;
-use crate::pending::RequestOptions;
 use crate::transport::Close;
 use crate::transport::Transport;
 
@@ -819,9 +818,9 @@ impl Client {
         let log_level = level.map(|level| json!(level));
         let members = match &log_level {
             None => std::borrow::Cow::Borrowed(members),
-            Some(level) => std::borrow::Cow::Owned(format!(
-                "{members},\"io.modelcontextprotocol/logLevel\":{level}"
-            )),
+            Some(level) => {
+                std::borrow::Cow::Owned(format!("{members},\"{}\":{level}", call::META_LOG_LEVEL))
+            }
         };
         call::Protocol {
             fields: Some(fields),
@@ -1308,27 +1307,8 @@ impl Client {
         let transport = self.life.transport().await?;
         let protocol = self.protocol();
         let (ack, acknowledged) = futures::channel::oneshot::channel();
-        let mut stamped = Ok(());
-        // Long-lived: no time limit of the transport's ends it.
-        let send = |filter: &ListenFilter| {
-            let mut params = Map::new();
-            params.insert("notifications".into(), filter.to_json());
-            let params = call::stamp("subscriptions/listen", Value::Object(params), &protocol)
-                .unwrap_or_else(|error| {
-                    stamped = Err(error);
-                    Value::Null
-                });
-            transport.send_request_with(
-                "subscriptions/listen",
-                Some(params),
-                RequestOptions::new().timeout(None),
-            )
-        };
+        let send = |filter: &ListenFilter| call::send_listen(&transport, filter, &protocol);
         let key = self.progress.listeners.open(filter, send, sender, ack);
-        if let Err(error) = stamped {
-            self.progress.listeners.remove(key);
-            return Err(error);
-        }
         let limit = transport.timeout().unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT);
         let listeners = &self.progress.listeners;
         let ended = futures::future::poll_fn(|cx| listeners.poll_end(key, cx));

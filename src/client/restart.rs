@@ -567,7 +567,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         let installed = live.install(transport.clone(), |transport| {
             restarter
                 .session
-                .reopen(&routes, transport, count, subscribed)
+                .reopen(&routes, transport, count, subscribed, log_level)
         });
         drop(live);
         let subscribed = match installed {
@@ -643,14 +643,15 @@ impl Again {
     }
 
     /// Takes the subscriptions back to the new process and tells each stream
-    /// of the gap; subscribes a legacy server again to `subscribed` and the
-    /// legacy streams' resources, returning those requests.
+    /// of the gap; asks a legacy server again for the resources in
+    /// `subscribed`, returning those requests.
     fn reopen(
         &self,
         routes: &Routes,
         transport: &Transport,
         restarts: u64,
-        mut subscribed: BTreeSet<String>,
+        subscribed: BTreeSet<String>,
+        log_level: Option<LoggingLevel>,
     ) -> Vec<(String, PendingRequest)> {
         let gap = Notification {
             method: RESTARTED.into(),
@@ -659,20 +660,11 @@ impl Again {
         let protocol = call::Protocol {
             fields: self.meta.as_ref(),
             members: None,
-            log_level: None,
+            log_level: log_level.map(|level| json!(level)),
         };
-        let uris = routes.listeners.reopen(&gap, |filter| {
-            let mut params = Map::new();
-            params.insert("notifications".into(), filter.to_json());
-            let params = call::stamp("subscriptions/listen", Value::Object(params), &protocol)
-                .unwrap_or(Value::Null);
-            transport.send_request_with(
-                "subscriptions/listen",
-                Some(params),
-                RequestOptions::new().timeout(None),
-            )
+        routes.listeners.reopen(&gap, |filter| {
+            call::send_listen(transport, filter, &protocol)
         });
-        subscribed.extend(uris);
         subscribed
             .into_iter()
             .map(|uri| {
