@@ -400,55 +400,26 @@ pub(crate) struct Again {
 /// What a supervisor is handed once its client is connected. Dropped
 /// unreceived (the driver was dropped first), it gives the client up.
 pub(crate) struct Handoff {
-    life: Weak<Life>,
     restarter: Restarter,
+    /// The client's life, held weakly, so the supervisor never keeps it alive.
     guard: EndGuard,
 }
 
 impl Handoff {
     pub(crate) fn new(life: &Arc<Life>, restarter: Restarter) -> Self {
         Handoff {
-            life: Arc::downgrade(life),
             restarter,
             guard: EndGuard(Arc::downgrade(life)),
         }
     }
 }
 
-/// Why the last process is gone, as the policy reports and calls fail with it.
-struct Loss {
-    error: Error,
-    status: Option<ExitStatus>,
-    stderr_tail: Vec<String>,
-}
-
-impl Loss {
-    fn of(transport: &Transport) -> Loss {
-        let status = transport.exit_status();
-        let stderr_tail = transport.stderr_tail();
-        Loss {
-            error: Error::Exited {
-                status: status.unwrap_or_else(ExitStatus::unknown),
-                stderr_tail: stderr_tail.clone(),
-            },
-            status,
-            stderr_tail,
-        }
-    }
-
-    fn from_error(error: Error) -> Loss {
-        let (status, stderr_tail) = match &error {
-            Error::Exited {
-                status,
-                stderr_tail,
-            } => (Some(*status), stderr_tail.clone()),
-            _ => (None, Vec::new()),
-        };
-        Loss {
-            error,
-            status,
-            stderr_tail,
-        }
+/// Why a process that ended is gone: its exit status and stderr tail, as
+/// calls fail with it.
+fn exit_error(transport: &Transport) -> Error {
+    Error::Exited {
+        status: transport.exit_status().unwrap_or_else(ExitStatus::unknown),
+        stderr_tail: transport.stderr_tail(),
     }
 }
 
@@ -470,14 +441,10 @@ impl Drop for EndGuard {
 /// being closed, driving each new process itself.
 pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
     // A failed connect drops the sender: nothing to restart.
-    let Ok(Handoff {
-        life,
-        restarter,
-        guard: _guard,
-    }) = handoff.await
-    else {
+    let Ok(Handoff { restarter, guard }) = handoff.await else {
         return;
     };
+    let life = guard.0.clone();
     let mut restarts_in_window: VecDeque<Instant> = VecDeque::new();
     let Some(mut loss) = unexpected_exit(&life) else {
         return;
@@ -492,9 +459,9 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         }
         let attempt = u32::try_from(restarts_in_window.len()).unwrap_or(u32::MAX);
         if attempt >= restarter.policy.max_restarts {
-            event!(warn, error = %loss.error, "MCP server exited too often: not restarting it");
+            event!(warn, error = %loss, "MCP server exited too often: not restarting it");
             if let Some(live) = life.upgrade() {
-                live.give_up(loss.error);
+                live.give_up(loss);
             }
             return;
         }
@@ -512,12 +479,19 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         }
         restarts_in_window.push_back(Instant::now());
         let count = live.restarts.fetch_add(1, Ordering::Relaxed) + 1;
-        event!(info, attempt, restarts = count, error = %loss.error, "starting the MCP server again");
+        event!(info, attempt, restarts = count, error = %loss, "starting the MCP server again");
         if let Some(hook) = &restarter.on_restart {
+            let (exit_status, stderr_tail) = match &loss {
+                Error::Exited {
+                    status,
+                    stderr_tail,
+                } => (Some(*status), stderr_tail.clone()),
+                _ => (None, Vec::new()),
+            };
             hook(&RestartInfo {
                 attempt,
-                exit_status: loss.status,
-                stderr_tail: std::mem::take(&mut loss.stderr_tail),
+                exit_status,
+                stderr_tail,
             });
         }
         let closing = live.changed.listen();
@@ -533,7 +507,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         {
             Ok(started) => started,
             Err(error) => {
-                loss = Loss::from_error(error);
+                loss = error;
                 continue;
             }
         };
@@ -554,11 +528,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
             (&mut driver).await;
             let _ = closed.await;
             // A server that died while being readied: its exit and stderr tell why.
-            loss = if died {
-                Loss::of(&transport)
-            } else {
-                Loss::from_error(error)
-            };
+            loss = if died { exit_error(&transport) } else { error };
             continue;
         }
         let Some(live) = life.upgrade() else { return };
@@ -592,7 +562,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
 
 /// After a process ended: why, if it exited on its own; `None` if the client
 /// is gone or closed it (closing the transport itself counts as closing).
-fn unexpected_exit(life: &Weak<Life>) -> Option<Loss> {
+fn unexpected_exit(life: &Weak<Life>) -> Option<Error> {
     let live = life.upgrade()?;
     let current = live.current();
     if current.close_asked() {
@@ -602,7 +572,7 @@ fn unexpected_exit(life: &Weak<Life>) -> Option<Loss> {
     if live.is_closed() {
         return None;
     }
-    Some(Loss::of(&current))
+    Some(exit_error(&current))
 }
 
 impl Again {
