@@ -496,10 +496,11 @@ impl ClientBuilder {
         // Owned copies of the configuration, made before any await: the
         // builder is not `Sync`, and this future must stay `Send`.
         let mut retry = Some(transport.again(handlers.handlers()));
-        let restart_builder = restart.map(|_| transport.again(handlers.handlers()));
+        let restarting = restart.is_some();
+        let restart = restart.map(|policy| (policy, transport.again(handlers.handlers())));
         let mut start = |builder: Builder| -> Result<Started, Error> {
             let (started, driver) = builder.spawn_with_driver()?;
-            if restart.is_none() {
+            if !restarting {
                 // The process is the client's last: its end ends every stream.
                 let routes = Arc::downgrade(&progress);
                 run_driver(driver.then(async move {
@@ -563,8 +564,8 @@ impl ClientBuilder {
             }
         };
         event!(info, era = ?session.era, protocol_version = %session.protocol_version, "MCP session ready");
-        let life = Life::new(transport_now, restart.is_some(), Arc::clone(&progress));
-        if let (Some(handoff), Some(policy), Some(builder)) = (handoff, restart, restart_builder) {
+        let life = Life::new(transport_now, restarting, Arc::clone(&progress));
+        if let (Some(handoff), Some((policy, builder))) = (handoff, restart) {
             let restarter = Restarter {
                 builder,
                 handlers: handlers.clone(),
@@ -1217,15 +1218,8 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
-        self.legacy_only("resources/subscribe")?;
-        self.request(
-            "resources/subscribe",
-            Some(json!({ "uri": uri })),
-            CallOptions::new(),
-        )
-        .await?;
-        self.life.subscribed(uri, true);
-        Ok(())
+        self.resource_updates("resources/subscribe", uri, true)
+            .await
     }
 
     /// Stops the updates [`subscribe`](Self::subscribe) asked for.
@@ -1244,15 +1238,8 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
-        self.legacy_only("resources/unsubscribe")?;
-        self.request(
-            "resources/unsubscribe",
-            Some(json!({ "uri": uri })),
-            CallOptions::new(),
-        )
-        .await?;
-        self.life.subscribed(uri, false);
-        Ok(())
+        self.resource_updates("resources/unsubscribe", uri, false)
+            .await
     }
 
     /// Opens a subscription to the notifications `filter` asks for, and
@@ -1347,6 +1334,17 @@ impl Client {
             key,
             Some(agreed),
         ))
+    }
+
+    /// `resources/subscribe` or `resources/unsubscribe` (legacy only), kept in
+    /// mind for a restarted server.
+    async fn resource_updates(&self, method: &str, uri: &str, on: bool) -> Result<(), Error> {
+        self.legacy_only(method)?;
+        let params = json!({ "uri": uri });
+        self.request(method, Some(params), CallOptions::new())
+            .await?;
+        self.life.subscribed(uri, on);
+        Ok(())
     }
 
     /// Refuses a method 2026-07-28 removed, saying what replaced it.
