@@ -455,6 +455,7 @@ enum Entry {
 
 fn parse_entry(name: &str, entry: &Value, place: &Place<'_>) -> Result<Entry, ConfigError> {
     let fail = |field: &str, message: String| ConfigError::new(Some(name), Some(field), message);
+    let expand = |field: &str, text: &str| substitute(text, place).map_err(|m| fail(field, m));
     let Value::Object(entry) = entry else {
         return Err(ConfigError::new(
             Some(name),
@@ -462,31 +463,23 @@ fn parse_entry(name: &str, entry: &Value, place: &Place<'_>) -> Result<Entry, Co
             format!("must be an object, not {}", kind(entry)),
         ));
     };
+    // A field that is absent or null is `None`; one of another type an error.
+    let field = |key: &str, wanted: &str, fits: fn(&Value) -> bool| match entry.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) if fits(value) => Ok(Some(value)),
+        Some(other) => Err(fail(key, format!("must be {wanted}, not {}", kind(other)))),
+    };
+    let string = |key: &str| Ok(field(key, "a string", Value::is_string)?.and_then(Value::as_str));
     if entry.get("disabled") == Some(&Value::Bool(true)) {
         return Ok(Entry::Skipped("disabled".into()));
     }
-    match entry.get("type") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(t)) if t == "stdio" => {}
-        Some(Value::String(t)) => return Ok(Entry::Skipped(format!("type {t:?} is not stdio"))),
-        Some(other) => {
-            return Err(fail(
-                "type",
-                format!("must be a string, not {}", kind(other)),
-            ))
-        }
+    match string("type")? {
+        None | Some("stdio") => {}
+        Some(other) => return Ok(Entry::Skipped(format!("type {other:?} is not stdio"))),
     }
-    let command = match entry.get("command") {
-        Some(Value::String(c)) if !c.trim().is_empty() => {
-            substitute(c, place).map_err(|m| fail("command", m))?
-        }
-        Some(Value::String(_)) => return Err(fail("command", "is empty".into())),
-        Some(other) => {
-            return Err(fail(
-                "command",
-                format!("must be a string, not {}", kind(other)),
-            ))
-        }
+    let command = match string("command")? {
+        Some(c) if c.trim().is_empty() => return Err(fail("command", "is empty".into())),
+        Some(c) => expand("command", c)?,
         None if entry.contains_key("url") => {
             return Ok(Entry::Skipped("a url: not a stdio server".into()))
         }
@@ -498,62 +491,30 @@ fn parse_entry(name: &str, entry: &Value, place: &Place<'_>) -> Result<Entry, Co
         }
     };
     let mut args = Vec::new();
-    match entry.get("args") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                let field = format!("args[{i}]");
-                let Value::String(arg) = item else {
-                    return Err(fail(
-                        &field,
-                        format!("must be a string, not {}", kind(item)),
-                    ));
-                };
-                args.push(substitute(arg, place).map_err(|m| fail(&field, m))?);
-            }
-        }
-        Some(other) => {
-            return Err(fail(
-                "args",
-                format!("must be an array of strings, not {}", kind(other)),
-            ))
-        }
+    let items = field("args", "an array of strings", Value::is_array)?;
+    for (i, item) in items
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let key = format!("args[{i}]");
+        let Value::String(arg) = item else {
+            return Err(fail(&key, format!("must be a string, not {}", kind(item))));
+        };
+        args.push(expand(&key, arg)?);
     }
     let mut env = Vec::new();
-    match entry.get("envFile") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(file)) => {
-            let file = substitute(file, place).map_err(|m| fail("envFile", m))?;
-            env.extend(read_env_file(&place.resolve(&file)).map_err(|m| fail("envFile", m))?);
-        }
-        Some(other) => {
-            return Err(fail(
-                "envFile",
-                format!("must be a string, not {}", kind(other)),
-            ))
-        }
+    if let Some(file) = string("envFile")? {
+        let file = place.resolve(&expand("envFile", file)?);
+        env.extend(read_env_file(&file).map_err(|m| fail("envFile", m))?);
     }
-    match entry.get("env") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(vars)) => env.extend(parse_env(vars, place, &fail)?),
-        Some(other) => {
-            return Err(fail(
-                "env",
-                format!("must be an object, not {}", kind(other)),
-            ))
-        }
+    if let Some(vars) = field("env", "an object", Value::is_object)?.and_then(Value::as_object) {
+        env.extend(parse_env(vars, place, &fail)?);
     }
-    let cwd = match entry.get("cwd") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(dir)) => {
-            Some(place.resolve(&substitute(dir, place).map_err(|m| fail("cwd", m))?))
-        }
-        Some(other) => {
-            return Err(fail(
-                "cwd",
-                format!("must be a string, not {}", kind(other)),
-            ))
-        }
+    let cwd = match string("cwd")? {
+        Some(dir) => Some(place.resolve(&expand("cwd", dir)?)),
+        None => None,
     };
     Ok(Entry::Stdio(ServerConfig {
         name: name.to_owned(),
