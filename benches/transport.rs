@@ -900,29 +900,24 @@ fn child_main(label: &str) {
         ("seq", "us/call", false, n_seq),
         ("pipe (256)", "calls/s", true, n_pipe),
     ] {
-        let (legacy, modern) = in_blocks(
-            || client_calls("legacy", n, pipelined, WINDOW),
-            1,
-            |_| client_calls("modern", n, pipelined, WINDOW),
-        );
-        let (modern, ratio) = modern[0];
-        println!(
-            "{label}: client tools/call {name}: modern era {} vs legacy {} {unit} = {ratio:.3}x legacy",
-            fmt(modern),
-            fmt(legacy)
-        );
-        // A restart policy: the client asks its Life for the process at each call.
-        let (plain, restarting) = in_blocks(
-            || client_calls("legacy", n, pipelined, WINDOW),
-            1,
-            |_| client_calls("legacy+restart", n, pipelined, WINDOW),
-        );
-        let (restarting, ratio) = restarting[0];
-        println!(
-            "{label}: client tools/call {name}: with a restart policy {} vs without {} {unit} = {ratio:.3}x",
-            fmt(restarting),
-            fmt(plain)
-        );
+        // Modern against legacy; then a client with a restart policy (it asks
+        // its Life for the process at each call) against one without.
+        for (mode, what) in [
+            ("modern", "modern era"),
+            ("legacy+restart", "with a restart policy"),
+        ] {
+            let (legacy, other) = in_blocks(
+                || client_calls("legacy", n, pipelined, WINDOW),
+                1,
+                |_| client_calls(mode, n, pipelined, WINDOW),
+            );
+            let (other, ratio) = other[0];
+            println!(
+                "{label}: client tools/call {name}: {what} {} vs legacy {} {unit} = {ratio:.3}x legacy",
+                fmt(other),
+                fmt(legacy)
+            );
+        }
     }
     let (ratio, raw, ours) = spawn_paired(scaled(500, 50));
     println!(
