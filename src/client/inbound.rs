@@ -50,50 +50,38 @@ where
     Arc::new(move |request| handler(request).boxed())
 }
 
-/// The handlers the user gave, and what the server may ask of each.
-#[derive(Default)]
-pub(crate) struct ServerRequests {
+/// The handlers the user gave for what the server asks: a legacy server's
+/// requests, and a 2026-07-28 server's input requests (multi round-trip).
+#[derive(Clone, Default)]
+pub(crate) struct InputHandlers {
     pub(crate) roots: Option<ServerRequestHandler>,
     pub(crate) sampling: Option<ServerRequestHandler>,
     pub(crate) elicitation: Option<ServerRequestHandler>,
-    /// The transport builder's own `on_request`, for every other method.
-    pub(crate) other: Option<RequestHandler>,
-}
-
-/// The handlers that answer a 2026-07-28 server's input requests (multi
-/// round-trip), the same ones that answer a legacy server's requests.
-#[derive(Clone, Default)]
-pub(crate) struct InputHandlers {
-    roots: Option<ServerRequestHandler>,
-    sampling: Option<ServerRequestHandler>,
-    elicitation: Option<ServerRequestHandler>,
 }
 
 impl InputHandlers {
+    /// The handler slot of a method a server may ask a client, with the
+    /// builder method that fills it; `None` for any other method.
+    fn slot(&self, method: &str) -> Option<(&Option<ServerRequestHandler>, &'static str)> {
+        match method {
+            "roots/list" => Some((&self.roots, "on_roots_list")),
+            "sampling/createMessage" => Some((&self.sampling, "on_sampling")),
+            "elicitation/create" => Some((&self.elicitation, "on_elicitation")),
+            _ => None,
+        }
+    }
+
     /// The handler for an input request's method, or an error naming what is missing.
     pub(crate) fn for_method(&self, method: &str) -> Result<&ServerRequestHandler, String> {
-        let (handler, setter) = match method {
-            "roots/list" => (&self.roots, "on_roots_list"),
-            "sampling/createMessage" => (&self.sampling, "on_sampling"),
-            "elicitation/create" => (&self.elicitation, "on_elicitation"),
-            other => return Err(format!("an input request of unknown method {other}")),
-        };
+        let (handler, setter) = self
+            .slot(method)
+            .ok_or_else(|| format!("an input request of unknown method {method}"))?;
         handler.as_ref().ok_or_else(|| {
             format!("{method}, and this client has no handler for it (ClientBuilder::{setter})")
         })
     }
-}
 
-impl ServerRequests {
-    pub(crate) fn inputs(&self) -> InputHandlers {
-        InputHandlers {
-            roots: self.roots.clone(),
-            sampling: self.sampling.clone(),
-            elicitation: self.elicitation.clone(),
-        }
-    }
-
-    /// The client capabilities these handlers let us declare.
+    /// The capabilities these handlers declare.
     pub(crate) fn capabilities(&self) -> Value {
         let mut capabilities = json!({});
         if self.roots.is_some() {
@@ -108,22 +96,19 @@ impl ServerRequests {
         capabilities
     }
 
-    pub(crate) fn into_handler(mut self) -> RequestHandler {
+    /// The transport's request handler: these handlers for their methods,
+    /// `ping` answered, anything else to `other` (the transport builder's own
+    /// `on_request`) or refused as unknown.
+    pub(crate) fn into_handler(self, mut other: Option<RequestHandler>) -> RequestHandler {
         Box::new(move |request: &ServerRequest| {
-            let handler = match request.method.as_str() {
-                // Liveness: always answered, as the protocol requires.
-                "ping" => return Reply::Now(Ok(json!({}))),
-                "roots/list" => self.roots.as_ref(),
-                "sampling/createMessage" => self.sampling.as_ref(),
-                "elicitation/create" => self.elicitation.as_ref(),
-                _ => match self.other.as_mut() {
-                    Some(other) => return other(request),
-                    None => None,
-                },
-            };
-            match handler {
-                Some(handler) => Reply::Later(handler(request.clone())),
-                None => Reply::Now(Err(RpcError {
+            // Liveness: always answered, as the protocol requires.
+            if request.method == "ping" {
+                return Reply::Now(Ok(json!({})));
+            }
+            match (self.slot(&request.method), other.as_mut()) {
+                (Some((Some(handler), _)), _) => Reply::Later(handler(request.clone())),
+                (None, Some(other)) => other(request),
+                _ => Reply::Now(Err(RpcError {
                     code: -32601,
                     message: format!("Method not found: {}", request.method),
                     data: None,

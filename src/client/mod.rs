@@ -43,7 +43,7 @@ use crate::transport::Transport;
 
 pub use call::CallOptions;
 pub use inbound::ServerRequestHandler;
-use inbound::{InputHandlers, Routes, ServerRequests};
+use inbound::{InputHandlers, Routes};
 pub use inbound::{ListenFilter, Subscription};
 use restart::{Again, Handoff, Life, RestartHook, Restarter};
 pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
@@ -150,7 +150,7 @@ pub enum Era {
 pub struct ClientBuilder {
     transport: Builder,
     client_info: Implementation,
-    requests: ServerRequests,
+    requests: InputHandlers,
     handshake_timeout: Duration,
     era: Era,
     probe_timeout: Duration,
@@ -180,7 +180,7 @@ impl ClientBuilder {
                 title: None,
                 extra: Extra::new(),
             },
-            requests: ServerRequests::default(),
+            requests: InputHandlers::default(),
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
             era: Era::Auto,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
@@ -476,7 +476,7 @@ impl ClientBuilder {
         let ClientBuilder {
             mut transport,
             client_info,
-            mut requests,
+            requests,
             handshake_timeout,
             era,
             probe_timeout,
@@ -484,9 +484,9 @@ impl ClientBuilder {
             on_restart,
         } = self;
         let capabilities = requests.capabilities();
-        let inputs = requests.inputs();
-        requests.other = transport.handlers.request.take();
-        transport.handlers.request = Some(requests.into_handler());
+        let other = transport.handlers.request.take();
+        transport.handlers.request = Some(requests.clone().into_handler(other));
+        let inputs = requests;
         let progress = Arc::new(Routes::default());
         let user_notifications = transport.handlers.notification.take();
         transport.handlers.notification =
