@@ -1027,7 +1027,7 @@ impl Client {
     ///
     /// The request's time limit does not restart on progress: it is the limit of
     /// the whole call. For calls that may legitimately run long, set no timeout
-    /// (the default) or send the request yourself with [`RequestOptions`].
+    /// (the default) or send the request yourself with [`RequestOptions`](crate::RequestOptions).
     ///
     /// # Errors
     ///
