@@ -38,7 +38,9 @@ const EOF_GRACE: Duration = Duration::from_millis(500);
 /// The longest stderr line kept; the rest of a longer one is dropped.
 const STDERR_LINE_LIMIT: usize = 64 * 1024;
 /// A write buffer larger than this is freed once written, not kept for reuse.
-const KEEP_WRITE_BUFFER: usize = 64 * 1024;
+/// As much as a grown Linux pipe takes: a burst of that size is a steady load,
+/// and freeing its buffer each time made the queue regrow from nothing.
+const KEEP_WRITE_BUFFER: usize = 256 * 1024;
 /// Reads per pipe per poll before yielding, so one chatty child cannot starve
 /// the other transports on the shared thread.
 const READS_PER_POLL: usize = 32;

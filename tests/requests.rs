@@ -527,3 +527,53 @@ fn public_types_are_send_sync_and_debug() {
     send_static::<stdio_mcp::Close>();
     send_static::<stdio_mcp::Builder>();
 }
+
+/// Linux: a child's stdin pipe that is found full grows (once, to 256 KiB) so a
+/// window of pipelined requests fits; one that never fills keeps the default.
+/// Whatever the pipe's size, every request arrives whole and in order. Both on
+/// the background thread and with the driver on the caller's executor.
+/// (Not in the portable build, which stands for platforms that cannot do it.)
+#[cfg(all(target_os = "linux", not(stdio_mcp_portable)))]
+#[test]
+fn a_full_stdin_pipe_grows_once_and_loses_nothing() {
+    const DEFAULT: u64 = 64 * 1024;
+    const GROWN: u64 = 256 * 1024;
+    async fn pipe_size(t: &stdio_mcp::Transport) -> u64 {
+        let size = t.send_request("test/stdin_pipe_size", None).await.unwrap();
+        size.as_u64().expect("a size")
+    }
+    async fn scenario(t: stdio_mcp::Transport) {
+        // Requests that the child keeps up with leave the pipe as it was.
+        for i in 0..50 {
+            assert_eq!(
+                t.send_request("test/echo", Some(json!(i))).await.unwrap(),
+                json!(i)
+            );
+        }
+        assert_eq!(pipe_size(&t).await, DEFAULT);
+        // 600 KB behind a pause, while the child does not read: the pipe fills.
+        let pause = t.send_request("test/pause", Some(json!({ "ms": 300 })));
+        let sent: Vec<_> = (0..300)
+            .map(|i| {
+                let payload = format!("{i}-{}", "p".repeat(2_000));
+                (
+                    payload.clone(),
+                    t.send_request("test/echo", Some(json!(payload))),
+                )
+            })
+            .collect();
+        pause.await.unwrap();
+        for (payload, answer) in sent {
+            assert_eq!(answer.await.unwrap(), json!(payload));
+        }
+        assert_eq!(pipe_size(&t).await, GROWN);
+        assert_eq!(t.discarded_lines(), 0);
+        t.close().await.unwrap();
+    }
+    run(20, scenario(peer(&[]).spawn().unwrap()));
+    smol::block_on(common::within(20, async {
+        let (t, driver) = peer(&[]).spawn_with_driver().unwrap();
+        smol::spawn(driver).detach();
+        scenario(t).await;
+    }));
+}

@@ -8,6 +8,10 @@
 //! own thread serves them): they come once per child. Everything here is polled on the background thread
 //! only, between two of its waits, so an event never lands in the middle of a
 //! read and a readiness flag needs no ordering with the reads.
+//!
+//! Whoever runs the driver, a child's stdin pipe also grows the first time a
+//! write finds it full (`F_SETPIPE_SZ`), so pipelined requests are not written
+//! 64 KiB at a time.
 
 use std::collections::HashMap;
 use std::io;
@@ -24,6 +28,9 @@ use rustix::io::Errno;
 
 /// Passes over the work before the thread asks the kernel for events anyway.
 const PASSES_PER_WAIT: usize = 64;
+/// The size a child's stdin pipe grows to when it is first found full (four
+/// times Linux's default).
+const GROWN_PIPE: usize = 256 * 1024;
 /// The key of the eventfd's events; sources count up from 0.
 const WAKE_KEY: u64 = u64::MAX;
 
@@ -264,11 +271,17 @@ impl Readiness {
 pub(crate) struct Pipe<T> {
     io: T,
     edge: Option<Arc<Readiness>>,
+    /// Whether the pipe was found full once (and offered more room then).
+    filled: bool,
 }
 
 impl<T: AsFd> Pipe<T> {
     pub(crate) fn new(io: T) -> Self {
-        Pipe { io, edge: None }
+        Pipe {
+            io,
+            edge: None,
+            filled: false,
+        }
     }
 
     /// Registers the pipe with `poller`; if that fails it stays with async-io.
@@ -298,9 +311,34 @@ impl<T: AsFd + AsyncWrite + Unpin> AsyncWrite for Pipe<T> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        match &this.edge {
-            Some(edge) => edge.poll_write(this.io.as_fd(), cx, buf),
-            None => Pin::new(&mut this.io).poll_write(cx, buf),
+        loop {
+            let written = match &this.edge {
+                Some(edge) => edge.poll_write(this.io.as_fd(), cx, buf),
+                None => Pin::new(&mut this.io).poll_write(cx, buf),
+            };
+            let full = match &written {
+                Poll::Ready(Ok(n)) => *n < buf.len(),
+                Poll::Ready(Err(_)) => false,
+                Poll::Pending => true,
+            };
+            if !full || this.filled {
+                return written;
+            }
+            // The child reads slower than we write: a deeper pipe takes a whole
+            // window of pipelined requests in one write, without a wait per
+            // 64 KiB. Once per pipe; refused past the user's pipe budget
+            // (fs.pipe-user-pages-soft), and then the pipe stays as it was.
+            this.filled = true;
+            if rustix::pipe::fcntl_setpipe_size(this.io.as_fd(), GROWN_PIPE).is_err() {
+                return written;
+            }
+            if let Some(edge) = &this.edge {
+                // The room just made is an edge the kernel may not report.
+                edge.ready.store(true, Ordering::Relaxed);
+            }
+            if written.is_ready() {
+                return written;
+            }
         }
     }
 

@@ -597,6 +597,12 @@ impl Peer {
                 });
                 return;
             }
+            "test/pause" => {
+                // Unlike test/sleep, stops reading stdin meanwhile: the pipe fills.
+                thread::sleep(Duration::from_millis(params["ms"].as_u64().unwrap_or(0)));
+                Ok(params)
+            }
+            "test/stdin_pipe_size" => Ok(stdin_pipe_size()),
             "test/stderr" => {
                 let mut err = io::stderr().lock();
                 for line in params["lines"].as_array().into_iter().flatten() {
@@ -663,6 +669,19 @@ impl Peer {
         };
         answer(&self.out, &id, outcome);
     }
+}
+
+/// The capacity of the pipe on our stdin (Linux); null elsewhere.
+#[cfg(target_os = "linux")]
+fn stdin_pipe_size() -> Value {
+    // SAFETY: F_GETPIPE_SZ only reads a property of descriptor 0.
+    let size = unsafe { libc::fcntl(0, libc::F_GETPIPE_SZ) };
+    json!(size)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stdin_pipe_size() -> Value {
+    Value::Null
 }
 
 /// Closes this process's stdout while it goes on running; later writes fail.
