@@ -249,7 +249,9 @@ impl Future for PendingRequest {
                     drop(state);
                     return this.finish(outcome);
                 }
-                None => unreachable!("a waiting request always has a slot"),
+                None | Some(Slot::Detached) => {
+                    unreachable!("a waiting request always has its own slot")
+                }
             }
         }
 

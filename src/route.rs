@@ -141,6 +141,12 @@ impl Router {
         match message {
             Incoming::Response { id, outcome } => {
                 let mut state = self.shared.lock();
+                if let Some(id) =
+                    id.filter(|id| matches!(state.pending.get(id), Some(Slot::Detached)))
+                {
+                    state.remove_pending(id);
+                    return;
+                }
                 let slot = id.and_then(|id| state.pending.get_mut(&id));
                 let Some(slot @ Slot::Waiting(_)) = slot else {
                     drop(state);
@@ -302,6 +308,7 @@ pub(crate) mod replay {
             observed.push(match &state.pending[&id] {
                 Slot::Waiting(_) => format!("request {id} waiting"),
                 Slot::Answered(outcome) => format!("request {id} {outcome:?}"),
+                Slot::Detached => format!("request {id} detached"),
             });
         }
         observed

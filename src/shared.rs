@@ -24,6 +24,9 @@ pub(crate) const STDERR_TAIL_LINES: usize = 20;
 pub(crate) enum Slot {
     Waiting(Option<Waker>),
     Answered(Result<Value, Error>),
+    /// Sent with nobody waiting (the client's clean-up requests): its answer,
+    /// whatever it is, is dropped without a word.
+    Detached,
 }
 
 #[derive(Debug)]
@@ -244,6 +247,8 @@ impl State {
 
     /// Settles every waiting request with `error` and hands back their wakers.
     pub(crate) fn fail_all(&mut self, error: &Error) -> Vec<Waker> {
+        self.pending
+            .retain(|_, slot| !matches!(slot, Slot::Detached));
         let mut wakers = Vec::new();
         for slot in self.pending.values_mut() {
             if let Slot::Waiting(waker) = slot {

@@ -138,6 +138,32 @@ impl Transport {
         if let Some(notification) = options.resolve_on_notification {
             return PendingRequest::refused(Error::ResolveOnNotification { notification });
         }
+        match self.queue_request(Slot::Waiting(None), write) {
+            Ok((id, default_timeout)) => {
+                let timeout = options.timeout.unwrap_or(default_timeout);
+                PendingRequest::waiting(Arc::clone(&self.shared), id, method, timeout)
+            }
+            Err(refusal) => PendingRequest::refused(refusal),
+        }
+    }
+
+    /// Sends a request nobody waits for: its answer is dropped when it comes
+    /// (for clean-up that must not block, such as unsubscribing from a drop).
+    pub(crate) fn send_detached(&self, method: &str, params: Option<&Value>) -> Result<(), Error> {
+        event!(debug, method, "detached request queued");
+        self.queue_request(Slot::Detached, |out, id| {
+            push_request(out, id, method, params)
+        })
+        .map(drop)
+    }
+
+    /// Queues a request line `write` makes for its id and registers `slot` for
+    /// its answer; gives the id and the transport's default limit.
+    fn queue_request(
+        &self,
+        slot: Slot,
+        write: impl FnOnce(&mut Vec<u8>, u64),
+    ) -> Result<(u64, Option<Duration>), Error> {
         let mut sent = Err(Error::NotAlive);
         self.shared.for_driver(|state| {
             if let Some(refusal) = state.phase.refusal() {
@@ -147,16 +173,11 @@ impl Transport {
             let id = self.shared.next_id();
             write(&mut state.outgoing, id);
             // Registered with the line, under the same lock: no answer can beat it.
-            state.pending.insert(id, Slot::Waiting(None));
-            sent = Ok((id, options.timeout.unwrap_or(state.default_timeout)));
+            state.pending.insert(id, slot);
+            sent = Ok((id, state.default_timeout));
             true
         });
-        match sent {
-            Ok((id, timeout)) => {
-                PendingRequest::waiting(Arc::clone(&self.shared), id, method, timeout)
-            }
-            Err(refusal) => PendingRequest::refused(refusal),
-        }
+        sent
     }
 
     /// Sends a notification (no answer expected).

@@ -146,3 +146,65 @@ fn a_stream_ends_when_the_server_exits() {
         }
     });
 }
+
+/// The `resources/unsubscribe` lines the peer has read so far, by URI.
+async fn unsubscribed(client: &Client) -> Vec<String> {
+    // Read after a request of our own: a clean-up queued before it is in.
+    let lines = received(&client.transport()).await;
+    lines
+        .iter()
+        .filter(|l| l["method"] == "resources/unsubscribe")
+        .map(|l| l["params"]["uri"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_dropped_legacy_stream_unsubscribes_what_nobody_else_wants() {
+    run(15, async {
+        let client = Client::connect(peer(&[])).await.unwrap();
+        assert_eq!(client.era(), Era::Legacy);
+        client.subscribe("file:///kept.md").await.unwrap();
+        let listen = |uris: &[&str]| {
+            let filter = uris
+                .iter()
+                .fold(ListenFilter::new(), |f, uri| f.resource(*uri));
+            client.listen(filter)
+        };
+        let first = listen(&["file:///a.md", "file:///kept.md"]).await.unwrap();
+        let second = listen(&["file:///a.md", "file:///b.md"]).await.unwrap();
+        // a.md is still the second stream's; kept.md was asked for by subscribe.
+        drop(first);
+        assert_eq!(unsubscribed(&client).await, Vec::<String>::new());
+        // Now nobody wants a.md or b.md; the answers are swallowed, not discarded.
+        drop(second);
+        assert_eq!(
+            unsubscribed(&client).await,
+            ["file:///a.md", "file:///b.md"]
+        );
+        assert_eq!(client.transport().discarded_lines(), 0);
+        // An explicit unsubscribe ends a stream's updates too; its drop sends no second one.
+        let third = listen(&["file:///kept.md"]).await.unwrap();
+        client.unsubscribe("file:///kept.md").await.unwrap();
+        drop(third);
+        assert_eq!(
+            unsubscribed(&client).await,
+            ["file:///a.md", "file:///b.md", "file:///kept.md"]
+        );
+        // A refused subscribe fails the listen and undoes the ones before it.
+        let refused = listen(&["file:///c.md", "refuse:d"]).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("no such resource"),
+            "{refused}"
+        );
+        assert_eq!(
+            unsubscribed(&client).await,
+            [
+                "file:///a.md",
+                "file:///b.md",
+                "file:///kept.md",
+                "file:///c.md"
+            ]
+        );
+        client.close().await.unwrap();
+    });
+}

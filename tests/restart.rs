@@ -132,6 +132,11 @@ fn a_restarted_legacy_server_is_asked_again_for_the_log_level_and_subscriptions(
         client.subscribe("file:///kept.md").await.unwrap();
         client.subscribe("file:///dropped.md").await.unwrap();
         client.unsubscribe("file:///dropped.md").await.unwrap();
+        // A listen stream's resource is asked for again while the stream is open.
+        let open = ListenFilter::new().resource("file:///stream.md");
+        let _open = client.listen(open).await.unwrap();
+        let closed = ListenFilter::new().resource("file:///closed.md");
+        drop(client.listen(closed).await.unwrap());
         crash(&client, 1).await;
         assert_eq!(echo(&client, 1).await.unwrap(), json!({"n": 1}));
         let lines = received(&client.transport()).await;
@@ -142,11 +147,13 @@ fn a_restarted_legacy_server_is_asked_again_for_the_log_level_and_subscriptions(
                 "notifications/initialized",
                 "logging/setLevel",
                 "resources/subscribe",
+                "resources/subscribe",
                 "test/echo"
             ]
         );
         assert_eq!(lines[2]["params"], json!({"level": "warning"}));
         assert_eq!(lines[3]["params"], json!({"uri": "file:///kept.md"}));
+        assert_eq!(lines[4]["params"], json!({"uri": "file:///stream.md"}));
         client.close().await.unwrap();
     });
 }

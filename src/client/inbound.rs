@@ -21,6 +21,7 @@ use crate::message::{Notification, ServerRequest};
 use crate::pending::PendingRequest;
 use crate::route::{NotificationHandler, Reply, RequestHandler};
 
+use super::restart::Hold;
 use super::types::Progress;
 
 /// Answers a server request, asynchronously: the future's outcome is the answer.
@@ -504,7 +505,8 @@ fn is_exit(error: &Error) -> bool {
 /// The notifications of one subscription, from [`Client::listen`](super::Client::listen):
 /// a [`Stream`] that ends when the server ends the subscription or exits.
 /// Dropping it cancels the subscription (`notifications/cancelled` for the
-/// listen request).
+/// listen request; with a legacy server, `resources/unsubscribe` for the
+/// resources it alone wanted).
 ///
 /// # Examples
 ///
@@ -529,6 +531,8 @@ pub struct Subscription {
     /// Until the listen request has ended.
     open: bool,
     acknowledged: Option<Value>,
+    /// Legacy: the resources it subscribed to, unsubscribed when it is dropped.
+    hold: Option<Hold>,
 }
 
 impl Subscription {
@@ -537,6 +541,7 @@ impl Subscription {
         routes: Arc<Routes>,
         key: u64,
         acknowledged: Option<Value>,
+        hold: Option<Hold>,
     ) -> Self {
         Subscription {
             notifications,
@@ -544,6 +549,14 @@ impl Subscription {
             key,
             open: true,
             acknowledged,
+            hold,
+        }
+    }
+
+    /// Legacy: notes that `uri` was subscribed to for this stream.
+    pub(crate) fn holds(&self, uri: &str) {
+        if let Some(hold) = &self.hold {
+            hold.add(uri);
         }
     }
 
@@ -595,6 +608,7 @@ impl std::fmt::Debug for Subscription {
             .field("key", &self.key)
             .field("open", &self.open)
             .field("acknowledged", &self.acknowledged)
+            .field("legacy_hold", &self.hold.is_some())
             .finish()
     }
 }

@@ -1218,11 +1218,13 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
-        self.resource_updates("resources/subscribe", uri, true)
-            .await
+        self.resource_updates("resources/subscribe", uri).await?;
+        self.life.subscribed(uri, true);
+        Ok(())
     }
 
-    /// Stops the updates [`subscribe`](Self::subscribe) asked for.
+    /// Stops the updates [`subscribe`](Self::subscribe) asked for, those of
+    /// the resource's [`listen`](Self::listen) streams too.
     ///
     /// # Errors
     ///
@@ -1238,8 +1240,9 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
-        self.resource_updates("resources/unsubscribe", uri, false)
-            .await
+        self.resource_updates("resources/unsubscribe", uri).await?;
+        self.life.subscribed(uri, false);
+        Ok(())
     }
 
     /// Opens a subscription to the notifications `filter` asks for, and
@@ -1250,9 +1253,11 @@ impl Client {
     /// `subscriptionId`, and dropping the stream cancels the listen request.
     /// With a legacy server the stream takes the matching notifications from
     /// the server's one stream, after `resources/subscribe` for each resource
-    /// of the filter; dropping it stops the stream, and the resources stay
-    /// subscribed until [`unsubscribe`](Self::unsubscribe). Notifications still
-    /// reach the builder's `on_notification`.
+    /// of the filter; dropping it stops the stream and sends
+    /// `resources/unsubscribe` for each of those resources that neither
+    /// [`subscribe`](Self::subscribe) nor another open stream still wants
+    /// (without waiting for the answer). Notifications still reach the
+    /// builder's `on_notification`.
     ///
     /// # Errors
     ///
@@ -1280,16 +1285,17 @@ impl Client {
     pub async fn listen(&self, filter: ListenFilter) -> Result<Subscription, Error> {
         let (sender, receiver) = futures::channel::mpsc::unbounded();
         if self.session.era != Era::Modern {
-            for uri in filter.uris() {
-                self.subscribe(uri).await?;
-            }
+            let uris = filter.uris().to_vec();
             let key = self.progress.listeners.add(filter, sender);
-            return Ok(Subscription::new(
-                receiver,
-                Arc::clone(&self.progress),
-                key,
-                None,
-            ));
+            let hold = restart::Hold::new(&self.life, key);
+            // Should a subscribe fail, dropping the stream undoes the ones before.
+            let subscription =
+                Subscription::new(receiver, Arc::clone(&self.progress), key, None, Some(hold));
+            for uri in &uris {
+                self.resource_updates("resources/subscribe", uri).await?;
+                subscription.holds(uri);
+            }
+            return Ok(subscription);
         }
         let transport = self.life.transport().await?;
         let protocol = self.protocol();
@@ -1333,17 +1339,16 @@ impl Client {
             Arc::clone(&self.progress),
             key,
             Some(agreed),
+            None,
         ))
     }
 
-    /// `resources/subscribe` or `resources/unsubscribe` (legacy only), kept in
-    /// mind for a restarted server.
-    async fn resource_updates(&self, method: &str, uri: &str, on: bool) -> Result<(), Error> {
+    /// `resources/subscribe` or `resources/unsubscribe` (legacy only).
+    async fn resource_updates(&self, method: &str, uri: &str) -> Result<(), Error> {
         self.legacy_only(method)?;
         let params = json!({ "uri": uri });
         self.request(method, Some(params), CallOptions::new())
             .await?;
-        self.life.subscribed(uri, on);
         Ok(())
     }
 

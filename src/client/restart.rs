@@ -9,7 +9,7 @@
 //! the new process itself. It needs no executor of its own: it runs wherever
 //! the driver runs.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -225,8 +225,70 @@ struct LifeState {
     /// The level asked for with `set_logging_level` (sent in each modern
     /// request; asked again of a restarted legacy server).
     log_level: Option<LoggingLevel>,
-    /// The resources `subscribe` asked for (legacy), subscribed again after a restart.
-    subscribed: BTreeSet<String>,
+    /// The resources subscribed to (legacy) and who wants them; subscribed
+    /// again after a restart.
+    subscribed: BTreeMap<String, Holders>,
+}
+
+/// The resources a legacy `listen` stream subscribed to. Dropped with the
+/// stream, it unsubscribes those that neither `subscribe` nor another stream
+/// still wants, without waiting for the answers.
+pub(crate) struct Hold {
+    /// Weak: a stream that outlives its client keeps no server alive.
+    life: Weak<Life>,
+    key: u64,
+}
+
+impl Hold {
+    pub(crate) fn new(life: &Arc<Life>, key: u64) -> Self {
+        Hold {
+            life: Arc::downgrade(life),
+            key,
+        }
+    }
+
+    /// Notes that subscribing to `uri` for this stream succeeded.
+    pub(crate) fn add(&self, uri: &str) {
+        if let Some(life) = self.life.upgrade() {
+            let mut state = life.lock();
+            let holders = state.subscribed.entry(uri.to_owned()).or_default();
+            holders.streams.insert(self.key);
+        }
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let Some(life) = self.life.upgrade() else {
+            return;
+        };
+        let (transport, unwanted) = {
+            let mut state = life.lock();
+            let mut unwanted = Vec::new();
+            state.subscribed.retain(|uri, holders| {
+                let released = holders.streams.remove(&self.key);
+                let keep = holders.asked || !holders.streams.is_empty();
+                if released && !keep {
+                    unwanted.push(uri.clone());
+                }
+                keep || !released
+            });
+            (state.transport.clone(), unwanted)
+        };
+        for uri in unwanted {
+            // Refused only when the process is gone, and its subscriptions with it.
+            let _ = transport.send_detached("resources/unsubscribe", Some(&json!({ "uri": uri })));
+        }
+    }
+}
+
+/// Who wants the updates of one resource (legacy era).
+#[derive(Default)]
+struct Holders {
+    /// `Client::subscribe` asked for them.
+    asked: bool,
+    /// The `listen` streams that asked for them, by key.
+    streams: BTreeSet<u64>,
 }
 
 impl Life {
@@ -240,7 +302,7 @@ impl Life {
                 gave_up: None,
                 closed: false,
                 log_level: None,
-                subscribed: BTreeSet::new(),
+                subscribed: BTreeMap::new(),
             }),
             changed: Event::new(),
             restarts: AtomicU64::new(0),
@@ -293,11 +355,12 @@ impl Life {
         self.lock().log_level = Some(level);
     }
 
-    /// Notes that the server was asked to (or not to) send updates of `uri`.
+    /// Notes that `subscribe` (`on`) or `unsubscribe` of `uri` succeeded. An
+    /// unsubscribe ends the updates for the `listen` streams too.
     pub(crate) fn subscribed(&self, uri: &str, on: bool) {
         let mut state = self.lock();
         if on {
-            state.subscribed.insert(uri.to_owned());
+            state.subscribed.entry(uri.to_owned()).or_default().asked = true;
         } else {
             state.subscribed.remove(uri);
         }
@@ -497,7 +560,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         let closing = live.changed.listen();
         let (log_level, subscribed) = {
             let state = live.lock();
-            (state.log_level, state.subscribed.clone())
+            (state.log_level, state.subscribed.keys().cloned().collect())
         };
         drop(live);
         let (transport, next) = match restarter

@@ -406,6 +406,13 @@ impl Peer {
         }
         let outcome = match method {
             "test/echo" => Ok(params),
+            "resources/subscribe"
+                if params["uri"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("refuse:")) =>
+            {
+                Err((-32602, "no such resource".into()))
+            }
             "resources/subscribe" | "resources/unsubscribe" | "logging/setLevel" => Ok(json!({})),
             "test/string_id" => {
                 let id = Value::String(id.to_string());
