@@ -208,3 +208,15 @@ fn a_dropped_legacy_stream_unsubscribes_what_nobody_else_wants() {
         client.close().await.unwrap();
     });
 }
+
+/// DESIGN.md's promise for the stream's type (a compile-time check: this
+/// file does not build if it breaks).
+#[test]
+fn the_stream_is_a_send_unpin_stream_of_notifications() {
+    fn promised<T>()
+    where
+        T: futures::Stream<Item = stdio_mcp::Notification> + Send + Unpin + std::fmt::Debug,
+    {
+    }
+    promised::<stdio_mcp::client::Subscription>();
+}
