@@ -165,9 +165,7 @@ impl Driver {
         }
         self
     }
-}
 
-impl Driver {
     /// Has the background thread's own poller report this child's pipes.
     pub(crate) fn attach(&mut self, poller: &sys::Poller) {
         let Some(inner) = self.inner.as_mut() else {

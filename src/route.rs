@@ -141,23 +141,25 @@ impl Router {
         match message {
             Incoming::Response { id, outcome } => {
                 let mut state = self.shared.lock();
-                if let Some(id) =
-                    id.filter(|id| matches!(state.pending.get(id), Some(Slot::Detached)))
-                {
-                    state.remove_pending(id);
-                    return;
-                }
-                let slot = id.and_then(|id| state.pending.get_mut(&id));
-                let Some(slot @ Slot::Waiting(_)) = slot else {
-                    drop(state);
-                    return self.discard("response to an unknown or cancelled id", line);
-                };
-                let Slot::Waiting(waker) = std::mem::replace(slot, Slot::Answered(outcome)) else {
-                    unreachable!()
-                };
-                drop(state);
-                if let Some(waker) = waker {
-                    waker.wake();
+                match id.and_then(|id| Some((id, state.pending.get_mut(&id)?))) {
+                    Some((_, slot @ Slot::Waiting(_))) => {
+                        let Slot::Waiting(waker) = std::mem::replace(slot, Slot::Answered(outcome))
+                        else {
+                            unreachable!()
+                        };
+                        drop(state);
+                        if let Some(waker) = waker {
+                            waker.wake();
+                        }
+                    }
+                    // Nobody waits for it: dropped without a word.
+                    Some((id, Slot::Detached)) => {
+                        state.remove_pending(id);
+                    }
+                    _ => {
+                        drop(state);
+                        self.discard("response to an unknown or cancelled id", line);
+                    }
                 }
             }
             Incoming::Notification(notification) => {
