@@ -230,6 +230,15 @@ struct LifeState {
     subscribed: BTreeMap<String, Holders>,
 }
 
+/// Who wants the updates of one resource (legacy era).
+#[derive(Default)]
+struct Holders {
+    /// `Client::subscribe` asked for them.
+    asked: bool,
+    /// The `listen` streams that asked for them, by key.
+    streams: BTreeSet<u64>,
+}
+
 /// The resources a legacy `listen` stream subscribed to. Dropped with the
 /// stream, it unsubscribes those that neither `subscribe` nor another stream
 /// still wants, without waiting for the answers.
@@ -280,15 +289,6 @@ impl Drop for Hold {
             let _ = transport.send_detached("resources/unsubscribe", Some(&json!({ "uri": uri })));
         }
     }
-}
-
-/// Who wants the updates of one resource (legacy era).
-#[derive(Default)]
-struct Holders {
-    /// `Client::subscribe` asked for them.
-    asked: bool,
-    /// The `listen` streams that asked for them, by key.
-    streams: BTreeSet<u64>,
 }
 
 impl Life {
