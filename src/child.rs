@@ -93,6 +93,17 @@ impl Child {
     pub(crate) fn kill_rest(&self) {
         self.stopper.kill_rest();
     }
+
+    /// After the child's exit, asks what is left of its group to stop
+    /// (SIGTERM; on Windows the end of its job).
+    pub(crate) fn terminate_rest(&self) {
+        self.stopper.terminate_rest();
+    }
+
+    /// After the child's exit, whether any process of its group or job still runs.
+    pub(crate) fn group_lingers(&self) -> bool {
+        self.stopper.group_lingers()
+    }
 }
 
 /// Children whose driver was dropped before their exit: killed, and awaited by

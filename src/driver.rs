@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use async_process::{ChildStderr, ChildStdin, ChildStdout};
@@ -44,6 +44,9 @@ const KEEP_WRITE_BUFFER: usize = 256 * 1024;
 /// Reads per pipe per poll before yielding, so one chatty child cannot starve
 /// the other transports on the shared thread.
 const READS_PER_POLL: usize = 32;
+/// After the leader of a process group exited, how often to look whether the
+/// rest of its group is gone (there is no event for that).
+const GROUP_CHECK: Duration = Duration::from_millis(50);
 
 /// The future that runs one child's I/O: writes queued lines, reads and routes
 /// stdout, drains stderr, reaps the exit and carries out `close`.
@@ -81,6 +84,8 @@ struct Inner {
     router: Router,
     child: Child,
     stage: Stage,
+    /// When the ladder (or the end of the child's group) sent SIGTERM.
+    terminated_at: Option<Instant>,
     /// async-process's exit future; polled only through `exit_gate` until the exit.
     exit: StatusFuture,
     exit_gate: Gate,
@@ -109,6 +114,9 @@ enum Stage {
     Closing { next: Rung, timer: Timer },
     /// The child has exited; what it left in the pipes is read, until `grace` fires.
     Exited { grace: Option<Timer> },
+    /// The child (its group's leader) has exited and its pipes are drained, but
+    /// members of its group still run: they have until `kill`, looked at each `check`.
+    Ending { kill: Timer, check: Timer },
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -133,6 +141,7 @@ impl Driver {
                 shared,
                 child,
                 stage: Stage::Running { eof: None },
+                terminated_at: None,
                 exit,
                 exit_gate: Gate::new(),
                 stdin: Some(pipes.stdin),
@@ -286,7 +295,7 @@ impl Inner {
     }
 
     fn exited(&self) -> bool {
-        matches!(self.stage, Stage::Exited { .. })
+        matches!(self.stage, Stage::Exited { .. } | Stage::Ending { .. })
     }
 
     /// Takes the queue (registering for the next push) and writes as much as the pipe takes.
@@ -470,6 +479,7 @@ impl Inner {
                 );
                 // Whatever was not written by now will not be.
                 self.stdin = None;
+                self.terminated_at = Some(Instant::now());
                 self.child.terminate();
             }
             Rung::Kill => {
@@ -482,7 +492,8 @@ impl Inner {
     }
 
     /// Settles the run once the exit is known and the pipes are drained (or the
-    /// grace after the exit ran out); handles stdout ending while the child runs.
+    /// grace after the exit ran out), and what is left of the child's group
+    /// has ended; handles stdout ending while the child runs.
     fn poll_grace(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         match &mut self.stage {
             Stage::Exited { grace } => {
@@ -496,6 +507,26 @@ impl Inner {
                     // The child is gone but something still holds its pipes: what
                     // is left of its group or job (a server behind a wrapper) goes too.
                     self.child.kill_rest();
+                } else if self.child.group_lingers() {
+                    // Members that hold none of our pipes: they get the rest of
+                    // the ladder, so the group never outlives its leader.
+                    self.fail_waiting();
+                    self.end_group(cx);
+                    return Poll::Pending;
+                }
+                self.finish();
+                Poll::Ready(())
+            }
+            Stage::Ending { kill, check } => {
+                if kill.poll_unpin(cx).is_ready() {
+                    event!(
+                        warn,
+                        "MCP server's group still runs 2 s after SIGTERM: killing it"
+                    );
+                    self.child.kill_rest();
+                } else if self.child.group_lingers() {
+                    while check.poll_unpin(cx).is_ready() {}
+                    return Poll::Pending;
                 }
                 self.finish();
                 Poll::Ready(())
@@ -517,6 +548,25 @@ impl Inner {
         }
     }
 
+    /// The leader exited and members of its group still run: SIGTERM to the
+    /// group unless the ladder sent it already, and SIGKILL 2 s after it.
+    fn end_group(&mut self, cx: &mut Context<'_>) {
+        let terminated = *self.terminated_at.get_or_insert_with(|| {
+            event!(
+                warn,
+                "MCP server exited, members of its group still run: terminating them"
+            );
+            self.child.terminate_rest();
+            Instant::now()
+        });
+        self.stage = Stage::Ending {
+            kill: Timer::at(terminated + LADDER_STEP),
+            check: Timer::interval(GROUP_CHECK),
+        };
+        // Registers both timers.
+        let _ = self.poll_grace(cx);
+    }
+
     /// Refuses new sends with `error` and fails every waiting request with it.
     fn fail_pending(&mut self, error: Error) {
         let wakers = {
@@ -528,7 +578,8 @@ impl Inner {
         wakers.into_iter().for_each(Waker::wake);
     }
 
-    fn finish(&mut self) {
+    /// Fails every waiting request with the exit error; sends are refused already.
+    fn fail_waiting(&mut self) {
         let wakers = {
             let mut state = self.shared.lock();
             let status = state.phase.status().unwrap_or_else(ExitStatus::unknown);
@@ -537,11 +588,14 @@ impl Inner {
                 stderr_tail: state.stderr_tail.iter().cloned().collect(),
             };
             event!(info, error = %error, pending = state.pending.len(), "MCP server finished");
-            let wakers = state.fail_all(&error);
-            state.phase.finish(Ok(()));
-            wakers
+            state.fail_all(&error)
         };
         wakers.into_iter().for_each(Waker::wake);
+    }
+
+    fn finish(&mut self) {
+        self.fail_waiting();
+        self.shared.lock().phase.finish(Ok(()));
     }
 
     /// The driver was dropped before the child exited: kill it, fail what waits,
@@ -554,6 +608,9 @@ impl Inner {
                 "driver dropped before the MCP server exited: killing it"
             );
             self.child.kill();
+        } else if self.child.group_lingers() {
+            // The leader is gone; the members of its group must not outlive it.
+            self.child.kill_rest();
         }
         let wakers = {
             let mut state = self.shared.lock();

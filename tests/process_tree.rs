@@ -128,3 +128,105 @@ fn kill_on_parent_death_takes_the_server_down_with_a_crashed_host() {
         eventually(5, || dead(server)).await;
     });
 }
+
+/// Kills a group member the test started, whatever the test's outcome, so a
+/// failure cannot leave it running into the rest of the run.
+struct Leftover(u32);
+
+impl Drop for Leftover {
+    fn drop(&mut self) {
+        if !dead(self.0) {
+            common::kill_pid(self.0);
+        }
+    }
+}
+
+/// A process-group leader with a member that ignores SIGTERM and holds none of
+/// our pipes (a daemonised helper); `leader` adds the leader's own flags.
+async fn leader_with_detached_member(leader: &[&str]) -> (stdio_mcp::Transport, Leftover) {
+    let flags: Vec<&str> = ["--detached-grandchild"]
+        .into_iter()
+        .chain(leader.iter().copied())
+        .collect();
+    let t = peer(&flags).process_group(true).spawn().unwrap();
+    t.send_request("ping", None).await.unwrap();
+    eventually(5, || grandchild_pid(&t).is_some()).await;
+    let member = Leftover(grandchild_pid(&t).unwrap());
+    assert!(!dead(member.0));
+    (t, member)
+}
+
+#[test]
+fn close_ends_a_group_member_off_our_pipes_when_the_leader_dies_of_sigterm() {
+    run(20, async {
+        // The leader ignores EOF and dies of SIGTERM; its member ignores SIGTERM.
+        let (t, member) = leader_with_detached_member(&["--ignore-eof"]).await;
+        t.close().await.unwrap();
+        common::assert_ladder_step_two(t.exit_status().unwrap());
+        // close() resolved after the group's SIGKILL: nothing of it runs now.
+        eventually(2, || dead(member.0)).await;
+    });
+}
+
+#[test]
+fn close_ends_a_group_member_off_our_pipes_when_the_leader_exits_on_eof() {
+    run(20, async {
+        let (t, member) = leader_with_detached_member(&[]).await;
+        t.close().await.unwrap();
+        assert_eq!(t.exit_status().unwrap().code(), Some(0));
+        eventually(2, || dead(member.0)).await;
+    });
+}
+
+#[test]
+fn dropping_every_handle_ends_a_group_member_off_our_pipes() {
+    run(20, async {
+        let (t, member) = leader_with_detached_member(&["--ignore-eof"]).await;
+        drop(t);
+        // The driver closes as close() does: EOF, SIGTERM at 2 s, SIGKILL at 4 s.
+        eventually(8, || dead(member.0)).await;
+    });
+}
+
+#[test]
+fn dropping_the_driver_after_the_leader_exited_ends_its_group() {
+    run(20, async {
+        let (t, driver) = peer(&["--detached-grandchild"])
+            .process_group(true)
+            .spawn_with_driver()
+            .unwrap();
+        let mut driver = Box::pin(driver);
+        let work = async {
+            t.send_request("ping", None).await.unwrap();
+            eventually(5, || grandchild_pid(&t).is_some()).await;
+            drop(t.close());
+            // The leader exits on EOF at once; the driver then waits on its group.
+            eventually(5, || t.exit_status().is_some()).await;
+        };
+        let ran = futures::future::select(driver.as_mut(), Box::pin(work)).await;
+        // On Unix the member ignores SIGTERM, so the driver still waits for its
+        // group's SIGKILL when dropped; Windows ends the job at once instead.
+        #[cfg(unix)]
+        assert!(
+            matches!(ran, futures::future::Either::Right(_)),
+            "the driver ended before the group did"
+        );
+        drop(ran);
+        let member = Leftover(grandchild_pid(&t).unwrap());
+        drop(driver);
+        eventually(2, || dead(member.0)).await;
+    });
+}
+
+#[test]
+fn a_group_whose_leader_exits_while_the_transport_is_open_does_not_outlive_it() {
+    run(20, async {
+        let (t, member) = leader_with_detached_member(&["--ignore-eof"]).await;
+        let exit = t.send_request("test/exit", Some(serde_json::json!({"code": 4})));
+        assert!(exit.await.is_err());
+        assert_eq!(t.exit_status().map(|s| s.code()), Some(Some(4)));
+        // Still holding the transport: the member gets SIGTERM, then SIGKILL 2 s later.
+        eventually(5, || dead(member.0)).await;
+        t.close().await.unwrap();
+    });
+}

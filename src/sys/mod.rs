@@ -4,7 +4,8 @@
 //!
 //! Each platform module offers the same items: [`configure`], [`resolve_program`],
 //! [`explain_spawn_error`] and [`Stopper`] (made by `Stopper::new`, with
-//! `terminate`, `kill` and `kill_rest`). How the background thread waits is
+//! `terminate`, `kill`, and after its exit `terminate_rest`, `kill_rest` and
+//! `group_lingers`). How the background thread waits is
 //! [`run_forever`] with its [`Poller`] and [`Pipe`]: Linux's own epoll
 //! (`linux.rs`), else async-io's reactor (`portable` below). Building with
 //! `RUSTFLAGS="--cfg stdio_mcp_portable"` takes the portable way on Linux too,

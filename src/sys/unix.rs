@@ -82,11 +82,26 @@ impl Stopper {
         }
     }
 
-    /// After the child's own exit: ends what is left of its group, if it has one.
+    /// After the child's own exit: SIGTERM to what is left of its group, if any.
+    pub(crate) fn terminate_rest(&self) {
+        if self.group_lingers() {
+            self.signal(libc::SIGTERM);
+        }
+    }
+
+    /// After the child's own exit: ends what is left of its group, if any.
     pub(crate) fn kill_rest(&self) {
-        if self.group {
+        if self.group_lingers() {
             self.signal(libc::SIGKILL);
         }
+    }
+
+    /// After the child's own exit: whether any process of its group is left.
+    /// Asked before each signal to the group, so none goes to a group id that
+    /// nothing holds any more (and that the system may give out again).
+    pub(crate) fn group_lingers(&self) -> bool {
+        // SAFETY: kill(2) with signal 0 only checks that the group exists.
+        self.group && unsafe { libc::kill(-self.pid, 0) } == 0
     }
 
     fn signal(&self, signal: libc::c_int) {

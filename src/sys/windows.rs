@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use windows_sys::Win32::System::JobObjects::{
-    AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation,
-    SetInformationJobObject, TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
-    JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+    AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicAccountingInformation,
+    JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject,
+    TerminateJobObject, JOBOBJECT_BASIC_ACCOUNTING_INFORMATION,
+    JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
 use windows_sys::Win32::System::Threading::CREATE_NO_WINDOW;
 
@@ -165,5 +166,34 @@ impl Stopper {
                 TerminateJobObject(job.as_raw_handle(), KILLED_EXIT_CODE);
             }
         }
+    }
+
+    /// After the child's own exit: Windows has no polite step, so this ends
+    /// what is left of its job too.
+    pub(crate) fn terminate_rest(&self) {
+        self.kill_rest();
+    }
+
+    /// After the child's own exit: whether its job still has a running process.
+    /// The job handle is ours, so it can never name anything else.
+    pub(crate) fn group_lingers(&self) -> bool {
+        let Some(job) = &self.job else {
+            return false;
+        };
+        let mut info = JOBOBJECT_BASIC_ACCOUNTING_INFORMATION::default();
+        // SAFETY: the pointer and size describe `info`, a live struct of the type
+        // the information class names; the length pointer may be null.
+        let asked = unsafe {
+            QueryInformationJobObject(
+                job.as_raw_handle(),
+                JobObjectBasicAccountingInformation,
+                (&raw mut info).cast(),
+                std::mem::size_of_val(&info) as u32,
+                std::ptr::null_mut(),
+            )
+        };
+        // A job that cannot be asked is taken as still busy: the ladder's
+        // last step then ends it, a bounded wait.
+        asked == 0 || info.ActiveProcesses > 0
     }
 }

@@ -8,7 +8,8 @@
 //! Flags: `--ignore-eof` (keep running after stdin ends), `--ignore-term`
 //! (ignore SIGTERM), `--banner` (print a non-JSON line first), `--no-read`
 //! (never read stdin), `--grandchild` (start a long-lived, silent copy of itself that
-//! shares the pipes), `--watchdog SECS` (exit after that long whatever happens; default 60),
+//! shares the pipes), `--detached-grandchild` (the same, but on `/dev/null` instead of
+//! the pipes and ignoring SIGTERM, as a daemonised helper would), `--watchdog SECS` (exit after that long whatever happens; default 60),
 //! `--paged` (list tools one per page), `--initialize MODE` (answer `initialize`
 //! with protocol version MODE, or `exit` to die, or `never` to stay silent),
 //! `--discover MODE` (its answer to the 2026-07-28 probe `server/discover`:
@@ -62,6 +63,7 @@ struct Flags {
     banner: bool,
     no_read: bool,
     grandchild: bool,
+    detached_grandchild: bool,
     watchdog: u64,
     paged: bool,
     initialize: Option<String>,
@@ -79,6 +81,7 @@ fn flags() -> Flags {
         banner: false,
         no_read: false,
         grandchild: false,
+        detached_grandchild: false,
         watchdog: 60,
         paged: false,
         initialize: None,
@@ -94,6 +97,7 @@ fn flags() -> Flags {
             "--banner" => f.banner = true,
             "--no-read" => f.no_read = true,
             "--grandchild" => f.grandchild = true,
+            "--detached-grandchild" => f.detached_grandchild = true,
             "--paged" => f.paged = true,
             "--initialize" => f.initialize = args.next(),
             "--discover" => f.discover = args.next(),
@@ -125,12 +129,19 @@ fn main() {
             libc::signal(libc::SIGTERM, libc::SIG_IGN);
         }
     }
-    if flags.grandchild {
-        // Inherits our stdio; it outlives us unless its group is signalled.
+    if flags.grandchild || flags.detached_grandchild {
+        // Inherits our stdio (or none); it outlives us unless its group is signalled.
         let child = env::current_exe().and_then(|me| {
-            process::Command::new(me)
-                .args(["--no-read", "--watchdog", "30"])
-                .spawn()
+            let mut command = process::Command::new(me);
+            command.args(["--no-read", "--watchdog", "30"]);
+            if flags.detached_grandchild {
+                command
+                    .arg("--ignore-term")
+                    .stdin(process::Stdio::null())
+                    .stdout(process::Stdio::null())
+                    .stderr(process::Stdio::null());
+            }
+            command.spawn()
         });
         if let Ok(child) = child {
             eprintln!("grandchild {}", child.id());
