@@ -1,5 +1,5 @@
-//! How one request is made: the protocol fields its era puts in `_meta`, the
-//! check of its `resultType`, and the call's own limits, `_meta` and progress.
+//! How one request is made: the call's own limits, `_meta` and progress, and
+//! the rounds of a multi round-trip request.
 
 use std::fmt;
 use std::future::Future;
@@ -14,14 +14,14 @@ use futures::FutureExt;
 use serde_json::{Map, Value};
 
 use crate::error::Error;
-use crate::pending::{PendingRequest, RequestOptions};
-use crate::transport::Transport;
-
 use crate::message::ServerRequest;
+use crate::pending::{PendingRequest, RequestOptions};
 
-use super::inbound::{token_key, InputHandlers, ListenFilter, Routes};
-use super::restart::Life;
+use super::handlers::InputHandlers;
+use super::inbound::{token_key, Routes};
+use super::life::Life;
 use super::types::Progress;
+use super::wire::{input_required, into_object, with_meta, Protocol};
 
 type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
 
@@ -168,40 +168,8 @@ impl fmt::Debug for CallOptions {
     }
 }
 
-/// What the session's era adds to every request.
-#[derive(Debug, Default)]
-pub(crate) struct Protocol<'a> {
-    /// The 2026-07-28 protocol fields for `_meta`; `None` in the legacy era.
-    pub(crate) fields: Option<&'a Map<String, Value>>,
-    /// The same fields (and log level) serialized as the members of `_meta`,
-    /// written as they are into requests that carry no `_meta` of their own.
-    pub(crate) members: Option<std::borrow::Cow<'a, str>>,
-    /// The log level asked for, sent as `io.modelcontextprotocol/logLevel`.
-    pub(crate) log_level: Option<Value>,
-}
-
-/// The `_meta` key of the log level a 2026-07-28 request asks for.
-pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-
 /// Rounds of input a 2026-07-28 request may ask for before the call fails.
 pub(crate) const MAX_INPUT_ROUNDS: usize = 8;
-
-/// Checks the `resultType` of a 2026-07-28 result that must be final
-/// (`server/discover`): absent or `complete`; anything else is an error that
-/// says what came.
-pub(crate) fn complete(method: &str, result: &Value) -> Result<(), Error> {
-    match result.get("resultType") {
-        None => Ok(()),
-        Some(Value::String(kind)) if kind == "complete" => Ok(()),
-        Some(Value::String(kind)) if kind == "input_required" => Err(Error::Protocol(format!(
-            "the server asked for input to answer {method} (resultType input_required), \
-             which that method cannot ask for"
-        ))),
-        Some(other) => Err(Error::Protocol(format!(
-            "the server answered {method} with an unknown resultType {other}"
-        ))),
-    }
-}
 
 /// When the latest progress of a call came, and who waits to hear of it.
 #[derive(Default)]
@@ -304,15 +272,6 @@ pub(crate) async fn call(
     Err(Error::Protocol(format!(
         "the server still needed input to answer {method} after {MAX_INPUT_ROUNDS} rounds"
     )))
-}
-
-/// Whether a 2026-07-28 result asks for input; an error if it is neither that
-/// nor complete.
-fn input_required(method: &str, result: &Value) -> Result<bool, Error> {
-    match result.get("resultType") {
-        Some(Value::String(kind)) if kind == "input_required" => Ok(true),
-        _ => complete(method, result).map(|()| false),
-    }
 }
 
 /// Answers every input request of an `input_required` result through the
@@ -511,78 +470,4 @@ impl Limits<'_> {
             }),
         }
     }
-}
-
-fn into_object(meta: Value) -> Result<Map<String, Value>, Error> {
-    match meta {
-        Value::Object(map) => Ok(map),
-        other => Err(Error::Protocol(format!(
-            "CallOptions::meta takes a JSON object of _meta keys, not {other}"
-        ))),
-    }
-}
-
-/// Opens `subscriptions/listen` for `filter` on `transport`, with the
-/// session's protocol fields; long-lived, so no time limit of the transport's
-/// ends it.
-pub(crate) fn send_listen(
-    transport: &Transport,
-    filter: &ListenFilter,
-    protocol: &Protocol<'_>,
-) -> PendingRequest {
-    let mut meta = protocol.fields.cloned().unwrap_or_default();
-    if let Some(level) = &protocol.log_level {
-        meta.insert(META_LOG_LEVEL.into(), level.clone());
-    }
-    let params = serde_json::json!({ "notifications": filter.to_json(), "_meta": meta });
-    transport.send_request_with(
-        "subscriptions/listen",
-        Some(params),
-        RequestOptions::new().timeout(None),
-    )
-}
-
-/// `params` with the era's protocol fields (and log level) added to its `_meta`
-/// where the caller set none of the same name, and the call's own `meta`
-/// merged over it.
-fn with_meta(
-    method: &str,
-    params: Option<Value>,
-    protocol: Option<&Map<String, Value>>,
-    log_level: Option<&Value>,
-    meta: Option<&Map<String, Value>>,
-) -> Result<Option<Value>, Error> {
-    if protocol.is_none() && meta.is_none() {
-        return Ok(params);
-    }
-    let mut params = match params.unwrap_or_else(|| Value::Object(Map::new())) {
-        Value::Object(map) => map,
-        other => {
-            return Err(Error::Protocol(format!(
-                "the params of {method} must be a JSON object to carry _meta, not {other}"
-            )))
-        }
-    };
-    let target = params
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Value::Object(target) = target else {
-        return Err(Error::Protocol(format!(
-            "the _meta of {method}'s params must be a JSON object"
-        )));
-    };
-    for (key, value) in protocol.into_iter().flatten() {
-        if !target.contains_key(key) {
-            target.insert(key.clone(), value.clone());
-        }
-    }
-    if let Some(level) = log_level {
-        target
-            .entry(META_LOG_LEVEL)
-            .or_insert_with(|| level.clone());
-    }
-    for (key, value) in meta.into_iter().flatten() {
-        target.insert(key.clone(), value.clone());
-    }
-    Ok(Some(Value::Object(params)))
 }

@@ -9,13 +9,10 @@
 //! the new process itself. It needs no executor of its own: it runs wherever
 //! the driver runs.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use event_listener::Event;
 use futures::channel::oneshot;
 use futures::future::{select, Either};
 use futures::FutureExt;
@@ -27,11 +24,14 @@ use crate::error::Error;
 use crate::message::Notification;
 use crate::pending::{PendingRequest, RequestOptions};
 use crate::route::SharedHandlers;
-use crate::transport::{Close, Transport};
+use crate::transport::Transport;
 
+use super::era::Era;
 use super::inbound::Routes;
+use super::life::Life;
 use super::session::{handshake, Hello};
-use super::{call, Era, Implementation, LoggingLevel};
+use super::types::{Implementation, LoggingLevel};
+use super::wire::{send_listen, Protocol};
 
 /// The method of the item a [`Subscription`](super::Subscription) yields when
 /// its server was started again: notifications may have been missed between
@@ -205,241 +205,6 @@ pub struct RestartInfo {
 
 pub(crate) type RestartHook = Arc<dyn Fn(&RestartInfo) + Send + Sync>;
 
-/// The client's side of its server's life: the process calls go to now,
-/// whether the client gave up on it, and whether it was closed.
-pub(crate) struct Life {
-    state: Mutex<LifeState>,
-    /// Notified when the process is replaced, given up on, or closed.
-    changed: Event,
-    restarts: AtomicU64,
-    /// Whether an exit is followed by a restart.
-    restarting: bool,
-    routes: Arc<Routes>,
-}
-
-struct LifeState {
-    transport: Transport,
-    /// The error calls fail with once the client gave up on its server.
-    gave_up: Option<Error>,
-    closed: bool,
-    /// The level asked for with `set_logging_level` (sent in each modern
-    /// request; asked again of a restarted legacy server).
-    log_level: Option<LoggingLevel>,
-    /// The resources subscribed to (legacy) and who wants them; subscribed
-    /// again after a restart.
-    subscribed: BTreeMap<String, Holders>,
-}
-
-/// Who wants the updates of one resource (legacy era).
-#[derive(Default)]
-struct Holders {
-    /// `Client::subscribe` asked for them.
-    asked: bool,
-    /// The `listen` streams that asked for them, by key.
-    streams: BTreeSet<u64>,
-}
-
-/// The resources a legacy `listen` stream subscribed to. Dropped with the
-/// stream, it unsubscribes those that neither `subscribe` nor another stream
-/// still wants, without waiting for the answers.
-pub(crate) struct Hold {
-    /// Weak: a stream that outlives its client keeps no server alive.
-    life: Weak<Life>,
-    key: u64,
-}
-
-impl Hold {
-    pub(crate) fn new(life: &Arc<Life>, key: u64) -> Self {
-        Hold {
-            life: Arc::downgrade(life),
-            key,
-        }
-    }
-
-    /// Notes that subscribing to `uri` for this stream succeeded.
-    pub(crate) fn add(&self, uri: &str) {
-        if let Some(life) = self.life.upgrade() {
-            let mut state = life.lock();
-            let holders = state.subscribed.entry(uri.to_owned()).or_default();
-            holders.streams.insert(self.key);
-        }
-    }
-}
-
-impl Drop for Hold {
-    fn drop(&mut self) {
-        let Some(life) = self.life.upgrade() else {
-            return;
-        };
-        let (transport, unwanted) = {
-            let mut state = life.lock();
-            let mut unwanted = Vec::new();
-            state.subscribed.retain(|uri, holders| {
-                let released = holders.streams.remove(&self.key);
-                let keep = holders.asked || !holders.streams.is_empty();
-                if released && !keep {
-                    unwanted.push(uri.clone());
-                }
-                keep || !released
-            });
-            (state.transport.clone(), unwanted)
-        };
-        for uri in unwanted {
-            // Refused only when the process is gone, and its subscriptions with it.
-            let _ = transport.send_detached("resources/unsubscribe", Some(&json!({ "uri": uri })));
-        }
-    }
-}
-
-impl Life {
-    pub(crate) fn new(transport: Transport, restarting: bool, routes: Arc<Routes>) -> Arc<Self> {
-        if restarting {
-            routes.listeners.survive_exits();
-        }
-        Arc::new(Life {
-            state: Mutex::new(LifeState {
-                transport,
-                gave_up: None,
-                closed: false,
-                log_level: None,
-                subscribed: BTreeMap::new(),
-            }),
-            changed: Event::new(),
-            restarts: AtomicU64::new(0),
-            restarting,
-            routes,
-        })
-    }
-
-    fn lock(&self) -> MutexGuard<'_, LifeState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The current process's transport, as it is.
-    pub(crate) fn current(&self) -> Transport {
-        self.lock().transport.clone()
-    }
-
-    /// The transport a call should use: after an exit that a restart will
-    /// follow, the restarted one (waiting for it); the last exit error once
-    /// the client gave up.
-    pub(crate) async fn transport(&self) -> Result<Transport, Error> {
-        loop {
-            let listener = {
-                let state = self.lock();
-                if let Some(error) = &state.gave_up {
-                    return Err(error.clone());
-                }
-                if !self.restarting || state.closed || state.transport.is_alive() {
-                    return Ok(state.transport.clone());
-                }
-                self.changed.listen()
-            };
-            listener.await;
-        }
-    }
-
-    /// Whether `transport`'s end (it refused a send) is followed by a
-    /// restart: restarts are on, and neither the client nor the transport
-    /// was closed nor given up on.
-    pub(crate) fn restarts_after(&self, transport: &Transport) -> bool {
-        let state = self.lock();
-        self.restarting && !state.closed && state.gave_up.is_none() && !transport.close_asked()
-    }
-
-    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
-        self.lock().log_level
-    }
-
-    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
-        self.lock().log_level = Some(level);
-    }
-
-    /// Notes that `subscribe` (`on`) or `unsubscribe` of `uri` succeeded. An
-    /// unsubscribe ends the updates for the `listen` streams too.
-    pub(crate) fn subscribed(&self, uri: &str, on: bool) {
-        let mut state = self.lock();
-        if on {
-            state.subscribed.entry(uri.to_owned()).or_default().asked = true;
-        } else {
-            state.subscribed.remove(uri);
-        }
-    }
-
-    pub(crate) fn restarts(&self) -> u64 {
-        self.restarts.load(Ordering::Relaxed)
-    }
-
-    /// Closes the current process for good: no restart follows.
-    pub(crate) fn close(&self) -> Close {
-        let transport = {
-            let mut state = self.lock();
-            state.closed = true;
-            state.transport.clone()
-        };
-        self.changed.notify(usize::MAX);
-        self.routes.listeners.end_all();
-        transport.close()
-    }
-
-    fn is_closed(&self) -> bool {
-        self.lock().closed
-    }
-
-    /// Makes `transport` the one calls go to, unless the client was closed
-    /// meanwhile (then it is handed back). `prepare` runs first, under the
-    /// same lock: whoever it tells of the new process finds it installed.
-    fn install<T>(
-        &self,
-        transport: Transport,
-        prepare: impl FnOnce(&Transport) -> T,
-    ) -> Result<T, Transport> {
-        let prepared = {
-            let mut state = self.lock();
-            if state.closed {
-                return Err(transport);
-            }
-            let prepared = prepare(&transport);
-            state.transport = transport;
-            prepared
-        };
-        self.changed.notify(usize::MAX);
-        Ok(prepared)
-    }
-
-    /// No more restarts: calls fail with `error` from now on.
-    fn give_up(&self, error: Error) {
-        {
-            let mut state = self.lock();
-            if state.closed || state.gave_up.is_some() {
-                return;
-            }
-            state.gave_up = Some(error);
-        }
-        self.changed.notify(usize::MAX);
-        self.routes.listeners.end_all();
-    }
-}
-
-impl Drop for Life {
-    fn drop(&mut self) {
-        // A supervisor waiting out a backoff learns that nobody is left to serve.
-        self.changed.notify(usize::MAX);
-    }
-}
-
-impl fmt::Debug for Life {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.lock();
-        f.debug_struct("Life")
-            .field("transport", &state.transport)
-            .field("restarts", &self.restarts())
-            .field("gave_up", &state.gave_up)
-            .field("closed", &state.closed)
-            .finish()
-    }
-}
-
 /// Everything needed to start the server again and make it ready for calls.
 pub(crate) struct Restarter {
     pub(crate) builder: Builder,
@@ -531,7 +296,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         let attempt = attempt + 1;
         // The backoff, cut short if the client is closed or dropped.
         let closing = match life.upgrade() {
-            Some(live) if !live.is_closed() => live.changed.listen(),
+            Some(live) if !live.is_closed() => live.changed(),
             _ => return,
         };
         let delay = restarter.policy.delay(attempt);
@@ -541,7 +306,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
             return;
         }
         restarts_in_window.push_back(Instant::now());
-        let count = live.restarts.fetch_add(1, Ordering::Relaxed) + 1;
+        let count = live.count_restart();
         event!(info, attempt, restarts = count, error = %loss, "starting the MCP server again");
         if let Some(hook) = &restarter.on_restart {
             let (exit_status, stderr_tail) = match &loss {
@@ -557,11 +322,8 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
                 stderr_tail,
             });
         }
-        let closing = live.changed.listen();
-        let (log_level, subscribed) = {
-            let state = live.lock();
-            (state.log_level, state.subscribed.keys().cloned().collect())
-        };
+        let closing = live.changed();
+        let (log_level, subscribed) = live.to_restore();
         drop(live);
         let (transport, next) = match restarter
             .builder
@@ -596,7 +358,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         }
         let Some(live) = life.upgrade() else { return };
         // Subscriptions are asked for before any call can reach the new process.
-        let routes = Arc::clone(&live.routes);
+        let routes = live.routes();
         let installed = live.install(transport.clone(), |transport| {
             restarter
                 .session
@@ -626,16 +388,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
 /// After a process ended: why, if it exited on its own; `None` if the client
 /// is gone or closed it (closing the transport itself counts as closing).
 fn unexpected_exit(life: &Weak<Life>) -> Option<Error> {
-    let live = life.upgrade()?;
-    let current = live.current();
-    if current.close_asked() {
-        live.lock().closed = true;
-        live.changed.notify(usize::MAX);
-    }
-    if live.is_closed() {
-        return None;
-    }
-    Some(exit_error(&current))
+    Some(exit_error(&life.upgrade()?.ended()?))
 }
 
 impl Again {
@@ -690,14 +443,14 @@ impl Again {
             method: RESTARTED.into(),
             params: Some(json!({ "restarts": restarts })),
         };
-        let protocol = call::Protocol {
+        let protocol = Protocol {
             fields: self.meta.as_ref(),
             members: None,
             log_level: log_level.map(|level| json!(level)),
         };
-        routes.listeners.reopen(&gap, |filter| {
-            call::send_listen(transport, filter, &protocol)
-        });
+        routes
+            .listeners
+            .reopen(&gap, |filter| send_listen(transport, filter, &protocol));
         subscribed
             .into_iter()
             .map(|uri| {

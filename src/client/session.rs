@@ -11,10 +11,9 @@ use crate::error::Error;
 use crate::pending::RequestOptions;
 use crate::transport::Transport;
 
-use super::{
-    call, decode, Era, Extra, Implementation, ServerCapabilities, MODERN_PROTOCOL_VERSIONS,
-    SUPPORTED_PROTOCOL_VERSIONS,
-};
+use super::era::{Era, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS};
+use super::types::{Extra, Implementation, ServerCapabilities};
+use super::wire::{complete, decode};
 
 /// The server's answer to `initialize`.
 #[derive(Debug, Clone, Deserialize)]
@@ -191,7 +190,7 @@ fn discovered(result: Value, hello: &Hello<'_>) -> Probe {
         #[serde(rename = "_meta", default)]
         meta: Map<String, Value>,
     }
-    if let Err(error) = call::complete("server/discover", &result) {
+    if let Err(error) = complete("server/discover", &result) {
         return Probe::Failed(error);
     }
     let found: DiscoverResult = match decode("server/discover", result) {

@@ -1,0 +1,539 @@
+//! Configuring a client and connecting it: the handlers, the era, the time
+//! limits and the restart policy, then the start of the server and the era's
+//! opening (the probe, or the `initialize` handshake).
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::builder::Builder;
+use crate::driver::Driver;
+use crate::error::{Error, RpcError};
+use crate::message::ServerRequest;
+use crate::transport::Transport;
+
+use super::connected::Client;
+use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, MODERN_PROTOCOL_VERSIONS};
+use super::handlers::{self, InputHandlers};
+use super::inbound::Routes;
+use super::life::Life;
+use super::restart::{self, Again, Handoff, RestartHook, RestartInfo, RestartPolicy, Restarter};
+use super::session::{handshake, probe, Hello, Probe};
+use super::types::{Extra, Implementation};
+
+/// Configures a [`Client`] before it connects: client info, async handlers for
+/// what the server asks, the era, the probe's and the handshake's time limits.
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use serde_json::json;
+/// use stdio_mcp::client::Client;
+/// use stdio_mcp::Transport;
+///
+/// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+///     .client_info("my-app", "1.0.0")
+///     .on_roots_list(|_| async { Ok(json!({"roots": [{"uri": "file:///srv", "name": "srv"}]})) })
+///     .connect()
+///     .await?;
+/// # let _ = client; Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+#[must_use = "a client builder does nothing until connect() is called"]
+pub struct ClientBuilder {
+    transport: Builder,
+    client_info: Implementation,
+    requests: InputHandlers,
+    handshake_timeout: Duration,
+    era: Era,
+    probe_timeout: Duration,
+    restart: Option<RestartPolicy>,
+    on_restart: Option<RestartHook>,
+}
+
+impl ClientBuilder {
+    /// Starts from a transport builder (command, environment, handlers).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::ClientBuilder;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = ClientBuilder::new(Transport::builder(["my-mcp-server"])).connect().await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn new(transport: Builder) -> Self {
+        ClientBuilder {
+            transport,
+            client_info: Implementation {
+                name: env!("CARGO_PKG_NAME").to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                title: None,
+                extra: Extra::new(),
+            },
+            requests: InputHandlers::default(),
+            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+            era: Era::Auto,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            restart: None,
+            on_restart: None,
+        }
+    }
+
+    /// The name and version sent as `clientInfo` (default: this crate's).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .client_info("my-editor", "2.4.0")
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.client_info.name = name.into();
+        self.client_info.version = version.into();
+        self
+    }
+
+    /// Answers the server's `roots/list`; declares the `roots` capability.
+    ///
+    /// Handlers are async and run beside the transport's I/O: one that waits
+    /// delays no other request of this server or of any other.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use serde_json::json;
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .on_roots_list(|_| async { Ok(json!({"roots": [{"uri": "file:///home/me/project"}]})) })
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn on_roots_list<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.requests.roots = Some(handlers::handler(handler));
+        self
+    }
+
+    /// Answers the server's `sampling/createMessage`; declares `sampling`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::{RpcError, Transport};
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .on_sampling(|_| async {
+    ///         Err(RpcError { code: -1, message: "the user declined".into(), data: None })
+    ///     })
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn on_sampling<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.requests.sampling = Some(handlers::handler(handler));
+        self
+    }
+
+    /// Answers the server's `elicitation/create`; declares `elicitation`. The
+    /// handler may take its time (ask a person): nothing else waits for it.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use serde_json::json;
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .on_elicitation(|request| async move {
+    ///         println!("the server asks: {:?}", request.params);
+    ///         Ok(json!({"action": "decline"}))
+    ///     })
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn on_elicitation<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.requests.elicitation = Some(handlers::handler(handler));
+        self
+    }
+
+    /// The time limit for `initialize` when the transport has no timeout set
+    /// (default 60 s), so a server that never answers cannot hang the caller.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["npx", "-y", "some-mcp-server"]))
+    ///     .handshake_timeout(Duration::from_secs(120)) // npx may download first
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn handshake_timeout(mut self, limit: Duration) -> Self {
+        self.handshake_timeout = limit;
+        self
+    }
+
+    /// Which era of MCP to speak (default [`Era::Auto`]: probe and follow the
+    /// server). [`Era::Modern`] fails to connect to a server that does not
+    /// answer the probe as a 2026-07-28 server, naming what it answered;
+    /// [`Era::Legacy`] sends `initialize` without a probe.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, Era};
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-legacy-server"]))
+    ///     .era(Era::Legacy)
+    ///     .connect()
+    ///     .await?;
+    /// assert_eq!(client.era(), Era::Legacy);
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn era(mut self, era: Era) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// How long a silent `server/discover` probe is waited for (default 10 s)
+    /// before the server is taken for a legacy one. The wait includes the
+    /// server's start: one that takes longer to start (`npx` downloading a
+    /// package the first time) needs more, or [`Era::Modern`] / [`Era::Legacy`]
+    /// when its era is known.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .probe_timeout(Duration::from_secs(2))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn probe_timeout(mut self, limit: Duration) -> Self {
+        self.probe_timeout = limit;
+        self
+    }
+
+    /// Starts the server again when it exits without [`Client::close`], by
+    /// `policy` (off unless set; see [`RestartPolicy`]).
+    ///
+    /// Requests in flight when it exits fail with the exit error (never
+    /// retried: that is the caller's choice); calls made while it restarts
+    /// wait for the new process. The era is kept: a legacy server is
+    /// handshaken again (and must agree on the same revision) and asked again
+    /// for the log level and resource subscriptions the client had set;
+    /// `listen` subscriptions are asked for again, and each [`Subscription`](super::Subscription)
+    /// yields a [`RESTARTED`](super::RESTARTED) item for the gap. When the policy gives up, calls fail with the last
+    /// exit error. Restarts run wherever the driver runs (the background
+    /// thread, or your executor with [`connect_with`](Self::connect_with)).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::Duration;
+    /// use stdio_mcp::client::{Client, RestartPolicy};
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["npx", "-y", "some-mcp-server"]))
+    ///     .restart(RestartPolicy::new().max_restarts(3).within(Duration::from_secs(60)))
+    ///     .connect()
+    ///     .await?;
+    /// // Even if the server crashed in between, this goes to a running one.
+    /// client.list_tools().await?;
+    /// println!("{} restarts so far", client.restarts());
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn restart(mut self, policy: RestartPolicy) -> Self {
+        self.restart = Some(policy);
+        self
+    }
+
+    /// Called just before each restart (see [`restart`](Self::restart)) with
+    /// why the previous process ended. It runs where the driver runs: keep it
+    /// quick (log, count, notify), never blocking.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, RestartPolicy};
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .restart(RestartPolicy::default())
+    ///     .on_restart(|info| {
+    ///         eprintln!("restart {} ({:?}): {:?}", info.attempt, info.exit_status, info.stderr_tail);
+    ///     })
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn on_restart(mut self, hook: impl Fn(&RestartInfo) + Send + Sync + 'static) -> Self {
+        self.on_restart = Some(Arc::new(hook));
+        self
+    }
+
+    /// Starts the server on the shared background thread and performs the handshake.
+    ///
+    /// # Errors
+    ///
+    /// The transport's error when the server cannot start, dies, or does not answer
+    /// in time; [`Error::Protocol`] when it answers with a revision this client
+    /// does not support. The server is closed on every failure.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .client_info("my-host", "1.0")
+    ///     .connect()
+    ///     .await?;
+    /// println!("{}", client.server_info().name);
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub async fn connect(self) -> Result<Client, Error> {
+        self.connect_with(crate::background::run).await
+    }
+
+    /// As [`connect`](Self::connect), but hands the driver to `run_driver`
+    /// (e.g. `|d| { smol::spawn(d).detach(); }`) instead of the background thread.
+    /// With a [`restart`](Self::restart) policy that one driver also runs every
+    /// restart of the server.
+    ///
+    /// # Errors
+    ///
+    /// As for [`connect`](Self::connect).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// // The driver runs as a smol task instead of on the shared background thread.
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .connect_with(|driver| smol::spawn(driver).detach())
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub async fn connect_with(self, mut run_driver: impl FnMut(Driver)) -> Result<Client, Error> {
+        let ClientBuilder {
+            mut transport,
+            client_info,
+            requests,
+            handshake_timeout,
+            era,
+            probe_timeout,
+            restart,
+            on_restart,
+        } = self;
+        let capabilities = requests.capabilities();
+        let other = transport.handlers.request.take();
+        transport.handlers.request = Some(requests.clone().into_handler(other));
+        let inputs = requests;
+        let progress = Arc::new(Routes::default());
+        let user_notifications = transport.handlers.notification.take();
+        transport.handlers.notification =
+            Some(Arc::clone(&progress).into_handler(user_notifications));
+        // Shared, so that a server started again calls the same handlers.
+        let handlers = std::mem::take(&mut transport.handlers).share();
+        // Owned copies of the configuration, made before any await: the
+        // builder is not `Sync`, and this future must stay `Send`.
+        let mut retry = Some(transport.again(handlers.handlers()));
+        let restarting = restart.is_some();
+        let restart = restart.map(|policy| (policy, transport.again(handlers.handlers())));
+        let mut start = |builder: Builder| -> Result<Started, Error> {
+            let (started, driver) = builder.spawn_with_driver()?;
+            if !restarting {
+                // The process is the client's last: its end ends every stream.
+                let routes = Arc::downgrade(&progress);
+                run_driver(driver.then(async move {
+                    if let Some(routes) = routes.upgrade() {
+                        routes.listeners.end_all();
+                    }
+                }));
+                return Ok((started, None));
+            }
+            // The driver handed out is the supervisor, which drives this
+            // process and, once the client is connected, its restarts.
+            let (handoff, supervised) = futures::channel::oneshot::channel();
+            run_driver(driver.then(restart::supervise(supervised)));
+            Ok((started, Some(handoff)))
+        };
+        let hello = Hello {
+            client_info: &client_info,
+            capabilities: &capabilities,
+            handshake_timeout,
+            probe_timeout,
+        };
+        let first = start(transport.again(handlers.handlers()))?;
+        drop(transport);
+        let (started, outcome) = match era {
+            Era::Legacy => {
+                let outcome = handshake(&first.0, &hello, None).await;
+                (first, outcome)
+            }
+            Era::Auto | Era::Modern => match probe(&first.0, &hello).await {
+                Probe::Modern(session) => (first, Ok(*session)),
+                Probe::Legacy { version, .. } if era == Era::Auto => {
+                    let outcome = handshake(&first.0, &hello, version.as_deref()).await;
+                    (first, outcome)
+                }
+                Probe::Exited(_) if era == Era::Auto => {
+                    // It exited on the probe: a legacy server that dies on
+                    // unknown requests. Started again, once, for the handshake.
+                    let _ = first.0.close().await;
+                    drop(first);
+                    event!(info, "MCP server exited on the probe: starting it again");
+                    let again = start(retry.take().expect("started again once"))?;
+                    let outcome = handshake(&again.0, &hello, None).await;
+                    (again, outcome)
+                }
+                Probe::Legacy { answer, .. } | Probe::Exited(answer) => {
+                    let error = Error::Protocol(format!(
+                    "the server does not speak MCP {} (Era::Modern): server/discover got {answer}",
+                    MODERN_PROTOCOL_VERSIONS.join(", ")
+                ));
+                    (first, Err(error))
+                }
+                Probe::Failed(error) => (first, Err(error)),
+            },
+        };
+        let (transport_now, handoff) = started;
+        let session = match outcome {
+            Ok(session) => session,
+            Err(error) => {
+                let _ = transport_now.close().await;
+                return Err(error);
+            }
+        };
+        event!(info, era = ?session.era, protocol_version = %session.protocol_version, "MCP session ready");
+        let life = Life::new(transport_now, restarting, Arc::clone(&progress));
+        if let (Some(handoff), Some((policy, builder))) = (handoff, restart) {
+            let restarter = Restarter {
+                builder,
+                handlers: handlers.clone(),
+                policy,
+                on_restart,
+                session: Again {
+                    client_info: client_info.clone(),
+                    capabilities: capabilities.clone(),
+                    handshake_timeout,
+                    era: session.era,
+                    protocol_version: session.protocol_version.clone(),
+                    meta: session.meta.clone(),
+                },
+            };
+            // Refused when the driver is already gone: the handoff's guard
+            // then gives the client up at once.
+            let _ = handoff.send(Handoff::new(&life, restarter));
+        }
+        Ok(Client::new(life, session, inputs, progress))
+    }
+}
+
+/// A started process: its transport and, when restarts are on, the channel
+/// that hands its supervisor the connected client.
+type Started = (
+    Transport,
+    Option<futures::channel::oneshot::Sender<Handoff>>,
+);
+
+impl Client {
+    /// Spawns the server, sends `initialize` and `notifications/initialized`.
+    ///
+    /// # Errors
+    ///
+    /// See [`ClientBuilder::connect`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::connect(Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"])).await?;
+    /// println!("{} speaks {}", client.server_info().name, client.protocol_version());
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub async fn connect(transport: Builder) -> Result<Client, Error> {
+        ClientBuilder::new(transport).connect().await
+    }
+
+    /// A [`ClientBuilder`], to set handlers and client info before connecting.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"])).connect().await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn builder(transport: Builder) -> ClientBuilder {
+        ClientBuilder::new(transport)
+    }
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("transport", &self.transport)
+            .field("client_info", &self.client_info)
+            .field("handshake_timeout", &self.handshake_timeout)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,110 @@
+//! The client's answers to what the server asks (`roots/list`,
+//! `sampling/createMessage`, `elicitation/create`): the async handlers the
+//! builder takes, the capabilities they declare, and the transport handler
+//! that runs them (legacy) or finds them for an input request (modern).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use serde_json::{json, Value};
+
+use crate::error::RpcError;
+use crate::message::ServerRequest;
+use crate::route::{Reply, RequestHandler};
+
+/// Answers a server request, asynchronously: the future's outcome is the answer.
+/// It runs beside the transport's I/O, so one that waits (for a person, say)
+/// delays no other request of this server or of any other.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use futures::FutureExt;
+/// use serde_json::json;
+/// use stdio_mcp::client::ServerRequestHandler;
+///
+/// let roots: ServerRequestHandler = Arc::new(|_request| async { Ok(json!({"roots": []})) }.boxed());
+/// # let _ = roots;
+/// ```
+pub type ServerRequestHandler =
+    Arc<dyn Fn(ServerRequest) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
+
+/// Makes a [`ServerRequestHandler`] of an async closure.
+pub(crate) fn handler<F, Fut>(handler: F) -> ServerRequestHandler
+where
+    F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+{
+    Arc::new(move |request| handler(request).boxed())
+}
+
+/// The handlers the user gave for what the server asks: a legacy server's
+/// requests, and a 2026-07-28 server's input requests (multi round-trip).
+#[derive(Clone, Default)]
+pub(crate) struct InputHandlers {
+    pub(crate) roots: Option<ServerRequestHandler>,
+    pub(crate) sampling: Option<ServerRequestHandler>,
+    pub(crate) elicitation: Option<ServerRequestHandler>,
+}
+
+impl InputHandlers {
+    /// The handler slot of a method a server may ask a client, with the
+    /// builder method that fills it; `None` for any other method.
+    fn slot(&self, method: &str) -> Option<(&Option<ServerRequestHandler>, &'static str)> {
+        match method {
+            "roots/list" => Some((&self.roots, "on_roots_list")),
+            "sampling/createMessage" => Some((&self.sampling, "on_sampling")),
+            "elicitation/create" => Some((&self.elicitation, "on_elicitation")),
+            _ => None,
+        }
+    }
+
+    /// The handler for an input request's method, or an error naming what is missing.
+    pub(crate) fn for_method(&self, method: &str) -> Result<&ServerRequestHandler, String> {
+        let (handler, setter) = self
+            .slot(method)
+            .ok_or_else(|| format!("an input request of unknown method {method}"))?;
+        handler.as_ref().ok_or_else(|| {
+            format!("{method}, and this client has no handler for it (ClientBuilder::{setter})")
+        })
+    }
+
+    /// The capabilities these handlers declare.
+    pub(crate) fn capabilities(&self) -> Value {
+        let mut capabilities = json!({});
+        if self.roots.is_some() {
+            capabilities["roots"] = json!({ "listChanged": false });
+        }
+        if self.sampling.is_some() {
+            capabilities["sampling"] = json!({});
+        }
+        if self.elicitation.is_some() {
+            capabilities["elicitation"] = json!({});
+        }
+        capabilities
+    }
+
+    /// The transport's request handler: these handlers for their methods,
+    /// `ping` answered, anything else to `other` (the transport builder's own
+    /// `on_request`) or refused as unknown.
+    pub(crate) fn into_handler(self, mut other: Option<RequestHandler>) -> RequestHandler {
+        Box::new(move |request: &ServerRequest| {
+            // Liveness: always answered, as the protocol requires.
+            if request.method == "ping" {
+                return Reply::Now(Ok(json!({})));
+            }
+            match (self.slot(&request.method), other.as_mut()) {
+                (Some((Some(handler), _)), _) => Reply::Later(handler(request.clone())),
+                (None, Some(other)) => other(request),
+                _ => Reply::Now(Err(RpcError {
+                    code: -32601,
+                    message: format!("Method not found: {}", request.method),
+                    data: None,
+                })),
+            }
+        })
+    }
+}

@@ -1,0 +1,290 @@
+//! The client's hold on its server: the process calls go to now (replaced by
+//! each restart), whether the client is closed or gave up, and what a
+//! restarted legacy server must be asked for again (log level, subscriptions).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use event_listener::{Event, EventListener};
+use serde_json::json;
+
+use crate::error::Error;
+use crate::transport::{Close, Transport};
+
+use super::inbound::{Holds, Routes};
+use super::types::LoggingLevel;
+
+/// The client's side of its server's life: the process calls go to now,
+/// whether the client gave up on it, and whether it was closed.
+pub(crate) struct Life {
+    state: Mutex<LifeState>,
+    /// Notified when the process is replaced, given up on, or closed.
+    changed: Event,
+    restarts: AtomicU64,
+    /// Whether an exit is followed by a restart.
+    restarting: bool,
+    routes: Arc<Routes>,
+}
+
+struct LifeState {
+    transport: Transport,
+    /// The error calls fail with once the client gave up on its server.
+    gave_up: Option<Error>,
+    closed: bool,
+    /// The level asked for with `set_logging_level` (sent in each modern
+    /// request; asked again of a restarted legacy server).
+    log_level: Option<LoggingLevel>,
+    /// The resources subscribed to (legacy) and who wants them; subscribed
+    /// again after a restart.
+    subscribed: BTreeMap<String, Holders>,
+}
+
+/// Who wants the updates of one resource (legacy era).
+#[derive(Default)]
+struct Holders {
+    /// `Client::subscribe` asked for them.
+    asked: bool,
+    /// The `listen` streams that asked for them, by key.
+    streams: BTreeSet<u64>,
+}
+
+/// The resources a legacy `listen` stream subscribed to. Dropped with the
+/// stream, it unsubscribes those that neither `subscribe` nor another stream
+/// still wants, without waiting for the answers.
+pub(crate) struct Hold {
+    /// Weak: a stream that outlives its client keeps no server alive.
+    life: Weak<Life>,
+    key: u64,
+}
+
+impl Hold {
+    pub(crate) fn new(life: &Arc<Life>, key: u64) -> Self {
+        Hold {
+            life: Arc::downgrade(life),
+            key,
+        }
+    }
+}
+
+impl Holds for Hold {
+    /// Notes that subscribing to `uri` for this stream succeeded.
+    fn add(&self, uri: &str) {
+        if let Some(life) = self.life.upgrade() {
+            let mut state = life.lock();
+            let holders = state.subscribed.entry(uri.to_owned()).or_default();
+            holders.streams.insert(self.key);
+        }
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let Some(life) = self.life.upgrade() else {
+            return;
+        };
+        let (transport, unwanted) = {
+            let mut state = life.lock();
+            let mut unwanted = Vec::new();
+            state.subscribed.retain(|uri, holders| {
+                let released = holders.streams.remove(&self.key);
+                let keep = holders.asked || !holders.streams.is_empty();
+                if released && !keep {
+                    unwanted.push(uri.clone());
+                }
+                keep || !released
+            });
+            (state.transport.clone(), unwanted)
+        };
+        for uri in unwanted {
+            // Refused only when the process is gone, and its subscriptions with it.
+            let _ = transport.send_detached("resources/unsubscribe", Some(&json!({ "uri": uri })));
+        }
+    }
+}
+
+impl Life {
+    pub(crate) fn new(transport: Transport, restarting: bool, routes: Arc<Routes>) -> Arc<Self> {
+        if restarting {
+            routes.listeners.survive_exits();
+        }
+        Arc::new(Life {
+            state: Mutex::new(LifeState {
+                transport,
+                gave_up: None,
+                closed: false,
+                log_level: None,
+                subscribed: BTreeMap::new(),
+            }),
+            changed: Event::new(),
+            restarts: AtomicU64::new(0),
+            restarting,
+            routes,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, LifeState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current process's transport, as it is.
+    pub(crate) fn current(&self) -> Transport {
+        self.lock().transport.clone()
+    }
+
+    /// The transport a call should use: after an exit that a restart will
+    /// follow, the restarted one (waiting for it); the last exit error once
+    /// the client gave up.
+    pub(crate) async fn transport(&self) -> Result<Transport, Error> {
+        loop {
+            let listener = {
+                let state = self.lock();
+                if let Some(error) = &state.gave_up {
+                    return Err(error.clone());
+                }
+                if !self.restarting || state.closed || state.transport.is_alive() {
+                    return Ok(state.transport.clone());
+                }
+                self.changed.listen()
+            };
+            listener.await;
+        }
+    }
+
+    /// Whether `transport`'s end (it refused a send) is followed by a
+    /// restart: restarts are on, and neither the client nor the transport
+    /// was closed nor given up on.
+    pub(crate) fn restarts_after(&self, transport: &Transport) -> bool {
+        let state = self.lock();
+        self.restarting && !state.closed && state.gave_up.is_none() && !transport.close_asked()
+    }
+
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        self.lock().log_level
+    }
+
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        self.lock().log_level = Some(level);
+    }
+
+    /// Notes that `subscribe` (`on`) or `unsubscribe` of `uri` succeeded. An
+    /// unsubscribe ends the updates for the `listen` streams too.
+    pub(crate) fn subscribed(&self, uri: &str, on: bool) {
+        let mut state = self.lock();
+        if on {
+            state.subscribed.entry(uri.to_owned()).or_default().asked = true;
+        } else {
+            state.subscribed.remove(uri);
+        }
+    }
+
+    pub(crate) fn restarts(&self) -> u64 {
+        self.restarts.load(Ordering::Relaxed)
+    }
+
+    /// Closes the current process for good: no restart follows.
+    pub(crate) fn close(&self) -> Close {
+        let transport = {
+            let mut state = self.lock();
+            state.closed = true;
+            state.transport.clone()
+        };
+        self.changed.notify(usize::MAX);
+        self.routes.listeners.end_all();
+        transport.close()
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Makes `transport` the one calls go to, unless the client was closed
+    /// meanwhile (then it is handed back). `prepare` runs first, under the
+    /// same lock: whoever it tells of the new process finds it installed.
+    pub(super) fn install<T>(
+        &self,
+        transport: Transport,
+        prepare: impl FnOnce(&Transport) -> T,
+    ) -> Result<T, Transport> {
+        let prepared = {
+            let mut state = self.lock();
+            if state.closed {
+                return Err(transport);
+            }
+            let prepared = prepare(&transport);
+            state.transport = transport;
+            prepared
+        };
+        self.changed.notify(usize::MAX);
+        Ok(prepared)
+    }
+
+    /// No more restarts: calls fail with `error` from now on.
+    pub(super) fn give_up(&self, error: Error) {
+        {
+            let mut state = self.lock();
+            if state.closed || state.gave_up.is_some() {
+                return;
+            }
+            state.gave_up = Some(error);
+        }
+        self.changed.notify(usize::MAX);
+        self.routes.listeners.end_all();
+    }
+}
+
+/// What the restart supervisor asks of the client's life.
+impl Life {
+    /// Resolves at the next change: a new process, a close, a give-up, or the
+    /// client's end.
+    pub(super) fn changed(&self) -> EventListener {
+        self.changed.listen()
+    }
+
+    /// Counts one more restart; returns the count since connect.
+    pub(super) fn count_restart(&self) -> u64 {
+        self.restarts.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// What a restarted legacy server is asked for again: the log level and
+    /// the resources subscribed to.
+    pub(super) fn to_restore(&self) -> (Option<LoggingLevel>, BTreeSet<String>) {
+        let state = self.lock();
+        (state.log_level, state.subscribed.keys().cloned().collect())
+    }
+
+    pub(super) fn routes(&self) -> Arc<Routes> {
+        Arc::clone(&self.routes)
+    }
+
+    /// The current process has ended: the client is closed if `close()` was
+    /// asked of it; else the process is handed back, as an unexpected end.
+    pub(super) fn ended(&self) -> Option<Transport> {
+        let current = self.current();
+        if current.close_asked() {
+            self.lock().closed = true;
+            self.changed.notify(usize::MAX);
+        }
+        (!self.is_closed()).then_some(current)
+    }
+}
+
+impl Drop for Life {
+    fn drop(&mut self) {
+        // A supervisor waiting out a backoff learns that nobody is left to serve.
+        self.changed.notify(usize::MAX);
+    }
+}
+
+impl fmt::Debug for Life {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.lock();
+        f.debug_struct("Life")
+            .field("transport", &state.transport)
+            .field("restarts", &self.restarts())
+            .field("gave_up", &state.gave_up)
+            .field("closed", &state.closed)
+            .finish()
+    }
+}
