@@ -81,7 +81,7 @@ async fn start_all(servers: &[ServerConfig]) {
     }
     for (server, client) in clients {
         match client.close().await {
-            Ok(()) => println!("{}: closed", server.name),
+            Ok(status) => println!("{}: closed ({status})", server.name),
             Err(error) => println!("{}: close failed: {error}", server.name),
         }
     }

@@ -58,6 +58,9 @@ pub struct Builder {
     process_group: bool,
     kill_on_parent_death: bool,
     pub(crate) handlers: Handlers,
+    /// The server's name in a client's errors: its config name, when it came
+    /// from a config file; else the program.
+    pub(crate) name: Option<String>,
 }
 
 impl Transport {
@@ -99,6 +102,7 @@ impl Builder {
             process_group: false,
             kill_on_parent_death: false,
             handlers: Handlers::default(),
+            name: None,
         }
     }
 
@@ -462,7 +466,29 @@ impl Builder {
             process_group: self.process_group,
             kill_on_parent_death: self.kill_on_parent_death,
             handlers,
+            name: self.name.clone(),
         }
+    }
+
+    /// What a client calls this server in its errors: the name it was given
+    /// (a config entry's), else the program as given.
+    pub(crate) fn server_name(&self) -> String {
+        match (&self.name, self.command.first()) {
+            (Some(name), _) => name.clone(),
+            // The program's file name: `npx`, not where it was found.
+            (None, Some(program)) => std::path::Path::new(program)
+                .file_name()
+                .unwrap_or(program)
+                .to_string_lossy()
+                .into_owned(),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// What the era found for this server is remembered under: the command
+    /// line, the environment changes and the working directory.
+    pub(crate) fn command_key(&self) -> String {
+        format!("{:?}", (&self.command, &self.env, &self.cwd))
     }
 
     /// The `PATH` the child will see, where the builder changes it (Windows looks

@@ -86,6 +86,9 @@ struct Inner {
     stage: Stage,
     /// When the ladder (or the end of the child's group) sent SIGTERM.
     terminated_at: Option<Instant>,
+    /// Fires at the earliest deadline of the requests whose limit the driver
+    /// keeps (`Deadline`): one timer for all of them.
+    sweep: Option<Timer>,
     /// async-process's exit future; polled only through `exit_gate` until the exit.
     exit: StatusFuture,
     exit_gate: Gate,
@@ -142,6 +145,7 @@ impl Driver {
                 child,
                 stage: Stage::Running { eof: None },
                 terminated_at: None,
+                sweep: None,
                 exit,
                 exit_gate: Gate::new(),
                 stdin: Some(pipes.stdin),
@@ -282,6 +286,10 @@ fn read_lines(
 impl Inner {
     fn poll_once(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.flush(cx);
+        if self.sweep_deadlines(cx) {
+            // Their cancels are queued: out with them now.
+            self.flush(cx);
+        }
         self.read_stdout(cx);
         // Handlers answering the server's requests; what they answer now is
         // written at once.
@@ -320,7 +328,19 @@ impl Inner {
                 std::mem::swap(&mut self.writing, &mut state.outgoing);
             }
             let close = !state.phase.is_open() || self.shared.handles() == 0;
+            let sweep = state.sweep_wanted.take();
+            if sweep.is_some() {
+                state.sweep_armed = sweep;
+            }
             drop(state);
+            if let Some(at) = sweep {
+                match &mut self.sweep {
+                    Some(timer) => timer.set_at(at),
+                    None => self.sweep = Some(Timer::at(at)),
+                }
+                // Polled (so registered) by `sweep_deadlines` on the next pass.
+                cx.waker().wake_by_ref();
+            }
             if close {
                 self.start_close();
             }
@@ -445,6 +465,28 @@ impl Inner {
         self.read_stdout(cx);
         self.stderr_gate.open();
         self.read_stderr(cx);
+    }
+
+    /// Expires the requests whose deadline passed once the sweep timer fires,
+    /// and sets it for the next; true if any expired.
+    fn sweep_deadlines(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(timer) = &mut self.sweep else {
+            return false;
+        };
+        if timer.poll_unpin(cx).is_pending() {
+            return false;
+        }
+        let (wakers, next) = self.shared.lock().expire(Instant::now());
+        match next {
+            Some(at) => {
+                timer.set_at(at);
+                let _ = timer.poll_unpin(cx);
+            }
+            None => self.sweep = None,
+        }
+        let expired = !wakers.is_empty();
+        wakers.into_iter().for_each(Waker::wake);
+        expired
     }
 
     fn start_close(&mut self) {

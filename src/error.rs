@@ -104,9 +104,161 @@ pub enum Error {
     },
     /// The MCP handshake or a typed result did not fit the protocol (client module).
     Protocol(String),
+    /// An error of a [`Client`](crate::client::Client) call, naming the server it
+    /// came from (its config name, else its program): every error a client
+    /// returns is one. [`kind`](Error::kind), [`category`](Error::category) and
+    /// [`rpc_error`](Error::rpc_error) look through it; [`inner`](Error::inner)
+    /// gives the error without the name.
+    Server {
+        /// The server's config name, else its program.
+        server: String,
+        /// What went wrong.
+        error: Box<Error>,
+    },
+    /// The client's restart policy gave up on its server: it exited more often
+    /// than the policy allows. No call goes to it any more.
+    GaveUp {
+        /// The policy's limit of restarts (within the window)...
+        restarts: u32,
+        /// ...and the window.
+        within: Duration,
+        /// How the server ended the last time (its exit code and stderr).
+        last: Box<Error>,
+    },
+    /// A call on a client after its `close()`.
+    Closed,
+    /// Connecting a client timed out: what it waited for, how long in all,
+    /// and what the server wrote on stdout instead of an answer.
+    ConnectTimeout {
+        /// What got no answer, e.g. `initialize within 60s, after a server/discover
+        /// probe that got none within 10s`.
+        waited_for: String,
+        /// From the server's start to the failure.
+        waited: Duration,
+        /// How many stdout lines were not JSON-RPC (banners, logs, garbage).
+        noise: u64,
+        /// The first of them, cut to 200 characters.
+        first_noise: Option<String>,
+        /// What to try, when there is something.
+        hint: Option<String>,
+    },
+    /// The call's params or arguments cannot be sent (not a JSON object, or a
+    /// call option that does not fit); nothing was written.
+    InvalidArguments(String),
+    /// A host configuration file could not be read ([`crate::config`]).
+    Config(crate::config::error::ConfigError),
+}
+
+/// What kind of failure an [`Error`] is: what a caller can do about it, in
+/// one value to match on. [`Error::kind`] gives it.
+///
+/// ```
+/// use stdio_mcp::{Error, ErrorKind, RpcError};
+///
+/// let e = Error::Rpc(RpcError { code: -32602, message: "bad".into(), data: None });
+/// assert_eq!(e.kind(), ErrorKind::Rpc);
+/// assert_eq!(Error::NotAlive.kind(), ErrorKind::Exited);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The server could not be started: no such program, no permission, no
+    /// such directory, an empty command.
+    Start,
+    /// The server process is gone (it exited, or closed its stdout), so the
+    /// call cannot be answered.
+    Exited,
+    /// No answer came within the call's time limit.
+    Timeout,
+    /// The server answered with a JSON-RPC error object ([`Error::rpc_error`]).
+    Rpc,
+    /// What the server sent does not fit the protocol (a malformed answer, a
+    /// failed handshake, an over-long line).
+    Protocol,
+    /// The client was closed by `close()` before the call.
+    Closed,
+    /// The restart policy gave up on the server.
+    GaveUp,
+    /// The call's own input was refused before anything was written.
+    InvalidArguments,
+    /// The driver was dropped before the server exited.
+    DriverDropped,
+    /// A host configuration file could not be read.
+    Config,
 }
 
 impl Error {
+    /// What kind of failure this is (through a server's name, if it has one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use stdio_mcp::{Error, ErrorKind};
+    ///
+    /// let e = Error::Timeout { method: "tools/call".into(), after: Duration::from_secs(300) };
+    /// assert_eq!(e.kind(), ErrorKind::Timeout);
+    /// ```
+    #[must_use]
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Server { error, .. } => error.kind(),
+            Error::Start { .. } | Error::EmptyCommand => ErrorKind::Start,
+            Error::Rpc(_) => ErrorKind::Rpc,
+            Error::ErrorResponse(_)
+            | Error::InvalidResponse(_)
+            | Error::MessageTooLarge { .. }
+            | Error::Protocol(_) => ErrorKind::Protocol,
+            Error::Timeout { .. } | Error::ConnectTimeout { .. } => ErrorKind::Timeout,
+            Error::Exited { .. } | Error::NotAlive | Error::StdoutClosed => ErrorKind::Exited,
+            Error::LeftLoop | Error::CloseLeftLoop => ErrorKind::DriverDropped,
+            Error::ResolveOnNotification { .. } | Error::InvalidArguments(_) => {
+                ErrorKind::InvalidArguments
+            }
+            Error::GaveUp { .. } => ErrorKind::GaveUp,
+            Error::Closed => ErrorKind::Closed,
+            Error::Config(_) => ErrorKind::Config,
+        }
+    }
+
+    /// The name of the server a client's error came from (its config name,
+    /// else its program); `None` for a transport's own errors.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::Error;
+    ///
+    /// let e = Error::Server { server: "time".into(), error: Box::new(Error::NotAlive) };
+    /// assert_eq!(e.server(), Some("time"));
+    /// assert_eq!(e.to_string(), "server \"time\": MCP server process has exited");
+    /// ```
+    #[must_use]
+    pub fn server(&self) -> Option<&str> {
+        match self {
+            Error::Server { server, .. } => Some(server),
+            _ => None,
+        }
+    }
+
+    /// This error without the server's name: the transport's own error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::Error;
+    ///
+    /// let e = Error::Server { server: "time".into(), error: Box::new(Error::NotAlive) };
+    /// assert!(matches!(e.inner(), Error::NotAlive));
+    /// ```
+    #[must_use]
+    pub fn inner(&self) -> &Error {
+        match self {
+            Error::Server { error, .. } => error.inner(),
+            other => other,
+        }
+    }
+
     /// `Some("mcp")` for a JSON-RPC error from the server, `Some("timeout")` for a
     /// request that ran out of time, `None` for every failure the transport raised itself.
     ///
@@ -121,9 +273,9 @@ impl Error {
     /// ```
     #[must_use]
     pub fn category(&self) -> Option<&'static str> {
-        match self {
+        match self.inner() {
             Error::Rpc(_) => Some("mcp"),
-            Error::Timeout { .. } => Some("timeout"),
+            Error::Timeout { .. } | Error::ConnectTimeout { .. } => Some("timeout"),
             _ => None,
         }
     }
@@ -141,7 +293,7 @@ impl Error {
     /// ```
     #[must_use]
     pub fn rpc_error(&self) -> Option<&RpcError> {
-        match self {
+        match self.inner() {
             Error::Rpc(e) => Some(e),
             _ => None,
         }
@@ -193,11 +345,89 @@ impl fmt::Display for Error {
                  (resolve_on_notification = {notification}); send it without that option"
             ),
             Error::Protocol(what) => write!(f, "MCP protocol error: {what}"),
+            Error::Server { server, error } => {
+                write!(f, "server {server:?}: {error}")?;
+                if error.kind() == ErrorKind::DriverDropped {
+                    // The transport's text speaks of its loop; say what to do.
+                    f.write_str(
+                        " (its driver was dropped while the server ran: keep the driver \
+                         that connect_with or spawn_with_driver handed out running)",
+                    )?;
+                }
+                Ok(())
+            }
+            Error::GaveUp {
+                restarts,
+                within,
+                last,
+            } => write!(
+                f,
+                "MCP server exited again after {restarts} restarts within {}s, the restart \
+                 policy's limit: it is not restarted any more; its last exit: {last}",
+                within.as_secs_f64()
+            ),
+            Error::Closed => f.write_str("MCP client was closed: no more calls go to its server"),
+            Error::ConnectTimeout {
+                waited_for,
+                waited,
+                noise,
+                first_noise,
+                hint,
+            } => {
+                write!(
+                    f,
+                    "MCP server did not answer {waited_for} ({:.1}s since it started)",
+                    waited.as_secs_f64()
+                )?;
+                match first_noise {
+                    Some(first) => write!(
+                        f,
+                        "; it wrote {noise} stdout line{} that {} not JSON-RPC, the first: {first:?}",
+                        if *noise == 1 { "" } else { "s" },
+                        if *noise == 1 { "is" } else { "are" },
+                    )?,
+                    None => f.write_str("; it wrote nothing on stdout")?,
+                }
+                if let Some(hint) = hint {
+                    write!(f, "; {hint}")?;
+                }
+                Ok(())
+            }
+            Error::InvalidArguments(what) => write!(f, "MCP call not sent: {what}"),
+            Error::Config(error) => write!(f, "MCP configuration: {error}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Server { error, .. } => Some(error.as_ref()),
+            Error::GaveUp { last, .. } => Some(last.as_ref()),
+            Error::Config(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl Error {
+    /// This error, naming `server` (once: an error already named keeps its name).
+    pub(crate) fn named(self, server: &str) -> Error {
+        match self {
+            named @ Error::Server { .. } => named,
+            error => Error::Server {
+                server: server.to_owned(),
+                error: Box::new(error),
+            },
+        }
+    }
+}
+
+impl From<crate::config::error::ConfigError> for Error {
+    fn from(e: crate::config::error::ConfigError) -> Self {
+        Error::Config(e)
+    }
+}
 
 impl From<RpcError> for Error {
     fn from(e: RpcError) -> Self {

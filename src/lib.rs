@@ -91,7 +91,7 @@ pub use builder::{Builder, DEFAULT_MAX_MESSAGE_SIZE};
 pub use child::ExitStatus;
 pub use driver::Driver;
 pub use driver::RunUntil;
-pub use error::{Error, RpcError};
+pub use error::{Error, ErrorKind, RpcError};
 pub use message::{DiscardedLine, Notification, ServerRequest};
 pub use pending::{PendingRequest, RequestOptions};
 pub use transport::{Close, Transport};

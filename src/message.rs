@@ -75,6 +75,10 @@ pub struct DiscardedLine {
     pub line: String,
 }
 
+/// The reason of a discarded line that is a response nobody waits for (one
+/// that came too late, or a server's mistake): JSON-RPC, unlike other noise.
+pub(crate) const UNKNOWN_ID: &str = "response to an unknown or cancelled id";
+
 /// How much of a discarded line is kept for the handler.
 const DISCARDED_EXCERPT: usize = 1024;
 

@@ -27,6 +27,9 @@ use crate::shared::{Shared, Slot};
 #[must_use]
 pub struct RequestOptions {
     pub(crate) timeout: Option<Option<Duration>>,
+    /// A limit the driver keeps (no timer of the request's own), used when
+    /// the request has no timeout of its own or from the transport.
+    pub(crate) swept: Option<Duration>,
     pub(crate) header_params: Option<Value>,
     pub(crate) resolve_on_notification: Option<String>,
 }
@@ -59,6 +62,14 @@ impl RequestOptions {
     /// ```
     pub fn timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
         self.timeout = Some(timeout.into());
+        self
+    }
+
+    /// A limit the driver keeps for this request when it has no timeout of
+    /// its own or from the transport: no timer per request (the client's
+    /// default limit, on every call).
+    pub(crate) fn swept_timeout(mut self, after: Duration) -> Self {
+        self.swept = Some(after);
         self
     }
 
@@ -134,7 +145,8 @@ enum RequestState {
 }
 
 struct Limit {
-    timer: Timer,
+    /// `None` when the driver sweeps this limit.
+    timer: Option<Timer>,
     after: Duration,
     method: Box<str>,
 }
@@ -145,10 +157,16 @@ impl PendingRequest {
         id: u64,
         method: &str,
         timeout: Option<Duration>,
+        swept: Option<Duration>,
     ) -> Self {
         shared.add_handle();
-        let limit = timeout.map(|after| Limit {
-            timer: Timer::after(after),
+        let limit = match (timeout, swept) {
+            (Some(after), _) => Some((Some(Timer::after(after)), after)),
+            (None, Some(after)) => Some((None, after)),
+            (None, None) => None,
+        };
+        let limit = limit.map(|(timer, after)| Limit {
+            timer,
             after,
             method: method.into(),
         });
@@ -238,7 +256,7 @@ impl Future for PendingRequest {
         {
             let mut state = shared.lock();
             match state.pending.get_mut(&id) {
-                Some(Slot::Waiting(waker)) => match waker {
+                Some(Slot::Waiting(waker, _)) => match waker {
                     Some(w) if w.will_wake(cx.waker()) => {}
                     _ => *waker = Some(cx.waker().clone()),
                 },
@@ -249,16 +267,29 @@ impl Future for PendingRequest {
                     drop(state);
                     return this.finish(outcome);
                 }
+                Some(Slot::Expired) => {
+                    state.remove_pending(id);
+                    drop(state);
+                    let limit = limit.as_ref().expect("only a limited request expires");
+                    event!(info, after = ?limit.after, "request timed out (swept): cancelled");
+                    let error = Error::Timeout {
+                        method: limit.method.to_string(),
+                        after: limit.after,
+                    };
+                    return this.finish(Err(error));
+                }
                 None | Some(Slot::Detached) => {
                     unreachable!("a waiting request always has its own slot")
                 }
             }
         }
 
-        let Some(limit) = limit else {
+        // A limit the driver sweeps has no timer here.
+        let Some(limit) = limit.as_mut().filter(|l| l.timer.is_some()) else {
             return Poll::Pending;
         };
-        if Pin::new(&mut limit.timer).poll(cx).is_pending() {
+        let timer = limit.timer.as_mut().expect("filtered above");
+        if Pin::new(timer).poll(cx).is_pending() {
             return Poll::Pending;
         }
         // Out of time, unless the answer landed in the meantime.
@@ -295,7 +326,7 @@ fn cancel(shared: &Shared, id: u64, reason: Option<&str>) -> Option<Result<Value
             answer = Some(outcome);
             false
         }
-        Some(Slot::Waiting(_)) if state.phase.is_open() => {
+        Some(Slot::Waiting(..)) if state.phase.is_open() => {
             event!(debug, id, reason, "notifications/cancelled queued");
             push_cancel(&mut state.outgoing, id, reason);
             true

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::error::RpcError;
 use crate::message::{
-    parse_line, push_response, DiscardedLine, Incoming, Notification, ServerRequest,
+    parse_line, push_response, DiscardedLine, Incoming, Notification, ServerRequest, UNKNOWN_ID,
 };
 use crate::shared::{Shared, Slot};
 
@@ -142,8 +142,9 @@ impl Router {
             Incoming::Response { id, outcome } => {
                 let mut state = self.shared.lock();
                 match id.and_then(|id| Some((id, state.pending.get_mut(&id)?))) {
-                    Some((_, slot @ Slot::Waiting(_))) => {
-                        let Slot::Waiting(waker) = std::mem::replace(slot, Slot::Answered(outcome))
+                    Some((_, slot @ Slot::Waiting(..))) => {
+                        let Slot::Waiting(waker, _) =
+                            std::mem::replace(slot, Slot::Answered(outcome))
                         else {
                             unreachable!()
                         };
@@ -158,7 +159,7 @@ impl Router {
                     }
                     _ => {
                         drop(state);
-                        self.discard("response to an unknown or cancelled id", line);
+                        self.discard(UNKNOWN_ID, line);
                     }
                 }
             }
@@ -258,7 +259,7 @@ pub(crate) mod replay {
         {
             let mut state = shared.lock();
             for id in 1..=8 {
-                state.pending.insert(id, Slot::Waiting(None));
+                state.pending.insert(id, Slot::Waiting(None, None));
             }
         }
         let log = |prefix: &'static str| {
@@ -308,7 +309,8 @@ pub(crate) mod replay {
         let state = shared.lock();
         for id in 1..=8 {
             observed.push(match &state.pending[&id] {
-                Slot::Waiting(_) => format!("request {id} waiting"),
+                Slot::Waiting(..) => format!("request {id} waiting"),
+                Slot::Expired => format!("request {id} expired"),
                 Slot::Answered(outcome) => format!("request {id} {outcome:?}"),
                 Slot::Detached => format!("request {id} detached"),
             });

@@ -9,12 +9,13 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::task::Waker;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::child::ExitStatus;
 use crate::error::Error;
+use crate::message::push_cancel;
 
 /// How many stderr lines are kept for [`Transport::stderr_tail`](crate::Transport::stderr_tail).
 pub(crate) const STDERR_TAIL_LINES: usize = 20;
@@ -22,11 +23,23 @@ pub(crate) const STDERR_TAIL_LINES: usize = 20;
 /// A request waiting for its answer.
 #[derive(Debug)]
 pub(crate) enum Slot {
-    Waiting(Option<Waker>),
+    /// Nothing read yet; a deadline when the driver sweeps its limit.
+    Waiting(Option<Waker>, Option<Deadline>),
+    /// Its deadline passed: the driver queued its cancel, the request fails
+    /// with a timeout when next polled.
+    Expired,
     Answered(Result<Value, Error>),
     /// Sent with nobody waiting (the client's clean-up requests): its answer,
     /// whatever it is, is dropped without a word.
     Detached,
+}
+
+/// A limit the driver keeps for a request (the client's default limit): one
+/// timer in the driver for all of them instead of one per request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deadline {
+    pub(crate) at: Instant,
+    pub(crate) after: Duration,
 }
 
 #[derive(Debug)]
@@ -43,6 +56,10 @@ pub(crate) struct State {
     pub(crate) default_timeout: Option<Duration>,
     /// `close()` was called: the child's end was asked for, not a failure.
     pub(crate) close_asked: bool,
+    /// The earliest deadline the driver's sweep timer is set for.
+    pub(crate) sweep_armed: Option<Instant>,
+    /// An earlier deadline than that, for the driver to set its timer to.
+    pub(crate) sweep_wanted: Option<Instant>,
 }
 
 #[derive(Debug)]
@@ -67,6 +84,8 @@ impl Shared {
                 stderr_tail: VecDeque::new(),
                 default_timeout,
                 close_asked: false,
+                sweep_armed: None,
+                sweep_wanted: None,
             }),
             handles: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
@@ -245,13 +264,46 @@ impl State {
         self.stderr_tail.push_back(line.to_owned());
     }
 
+    /// Registers a deadline: the driver's sweep must come by then.
+    pub(crate) fn watch_deadline(&mut self, at: Instant) {
+        let earlier = |known: Option<Instant>| known.is_none_or(|known| at < known);
+        if earlier(self.sweep_armed) && earlier(self.sweep_wanted) {
+            self.sweep_wanted = Some(at);
+        }
+    }
+
+    /// The sweep: every waiting request whose deadline has passed is expired
+    /// and its cancel queued; gives their wakers and the next deadline.
+    pub(crate) fn expire(&mut self, now: Instant) -> (Vec<Waker>, Option<Instant>) {
+        let mut wakers = Vec::new();
+        let mut next: Option<Instant> = None;
+        let open = self.phase.is_open();
+        for (id, slot) in &mut self.pending {
+            let Slot::Waiting(waker, Some(deadline)) = slot else {
+                continue;
+            };
+            if deadline.at > now {
+                next = Some(next.map_or(deadline.at, |n| n.min(deadline.at)));
+                continue;
+            }
+            if open {
+                let reason = format!("timed out after {}s", deadline.after.as_secs_f64());
+                push_cancel(&mut self.outgoing, *id, Some(&reason));
+            }
+            wakers.extend(waker.take());
+            *slot = Slot::Expired;
+        }
+        self.sweep_armed = next;
+        (wakers, next)
+    }
+
     /// Settles every waiting request with `error` and hands back their wakers.
     pub(crate) fn fail_all(&mut self, error: &Error) -> Vec<Waker> {
         self.pending
             .retain(|_, slot| !matches!(slot, Slot::Detached));
         let mut wakers = Vec::new();
         for slot in self.pending.values_mut() {
-            if let Slot::Waiting(waker) = slot {
+            if let Slot::Waiting(waker, _) = slot {
                 wakers.extend(waker.take());
                 *slot = Slot::Answered(Err(error.clone()));
             }

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
@@ -13,7 +13,7 @@ use crate::child::ExitStatus;
 use crate::error::{Error, RpcError};
 use crate::message::{push_notification, push_request, push_request_with_meta, push_response};
 use crate::pending::{PendingRequest, RequestOptions};
-use crate::shared::{Shared, Slot};
+use crate::shared::{Deadline, Shared, Slot};
 
 /// A handle on one running MCP server: send requests and notifications, answer
 /// its requests, close it.
@@ -79,7 +79,7 @@ impl Transport {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// use std::time::Duration;
+    /// use std::time::{Duration, Instant};
     /// use serde_json::json;
     /// use stdio_mcp::{RequestOptions, Transport};
     ///
@@ -138,10 +138,25 @@ impl Transport {
         if let Some(notification) = options.resolve_on_notification {
             return PendingRequest::refused(Error::ResolveOnNotification { notification });
         }
-        match self.queue_request(Slot::Waiting(None), write) {
-            Ok((id, default_timeout)) => {
+        let mut limits = (None, None);
+        let queued = self.queue_request(
+            |default_timeout| {
                 let timeout = options.timeout.unwrap_or(default_timeout);
-                PendingRequest::waiting(Arc::clone(&self.shared), id, method, timeout)
+                // The swept limit serves only a request that has no other.
+                let swept = options.swept.filter(|_| timeout.is_none());
+                limits = (timeout, swept);
+                let deadline = swept.map(|after| Deadline {
+                    at: Instant::now() + after,
+                    after,
+                });
+                Slot::Waiting(None, deadline)
+            },
+            write,
+        );
+        match queued {
+            Ok(id) => {
+                let (timeout, swept) = limits;
+                PendingRequest::waiting(Arc::clone(&self.shared), id, method, timeout, swept)
             }
             Err(refusal) => PendingRequest::refused(refusal),
         }
@@ -151,19 +166,20 @@ impl Transport {
     /// (for clean-up that must not block, such as unsubscribing from a drop).
     pub(crate) fn send_detached(&self, method: &str, params: Option<&Value>) -> Result<(), Error> {
         event!(debug, method, "detached request queued");
-        self.queue_request(Slot::Detached, |out, id| {
-            push_request(out, id, method, params)
-        })
+        self.queue_request(
+            |_| Slot::Detached,
+            |out, id| push_request(out, id, method, params),
+        )
         .map(drop)
     }
 
-    /// Queues a request line `write` makes for its id and registers `slot` for
-    /// its answer; gives the id and the transport's default limit.
+    /// Queues a request line `write` makes for its id and registers the slot
+    /// `slot` makes (from the transport's default limit) for its answer.
     fn queue_request(
         &self,
-        slot: Slot,
+        slot: impl FnOnce(Option<Duration>) -> Slot,
         write: impl FnOnce(&mut Vec<u8>, u64),
-    ) -> Result<(u64, Option<Duration>), Error> {
+    ) -> Result<u64, Error> {
         let mut sent = Err(Error::NotAlive);
         self.shared.for_driver(|state| {
             if let Some(refusal) = state.phase.refusal() {
@@ -173,8 +189,12 @@ impl Transport {
             let id = self.shared.next_id();
             write(&mut state.outgoing, id);
             // Registered with the line, under the same lock: no answer can beat it.
+            let slot = slot(state.default_timeout);
+            if let Slot::Waiting(_, Some(deadline)) = &slot {
+                state.watch_deadline(deadline.at);
+            }
             state.pending.insert(id, slot);
-            sent = Ok((id, state.default_timeout));
+            sent = Ok(id);
             true
         });
         sent
@@ -251,7 +271,7 @@ impl Transport {
     ///
     /// ```
     /// # futures::executor::block_on(async {
-    /// use std::time::Duration;
+    /// use std::time::{Duration, Instant};
     ///
     /// let t = stdio_mcp::Transport::builder(["cat"]).spawn()?;
     /// t.set_timeout(Some(Duration::from_millis(100)));

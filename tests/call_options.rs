@@ -39,7 +39,7 @@ fn progress_restarts_the_limit_only_when_asked() {
         assert_eq!(error.category(), Some("timeout"));
         assert_eq!(
             error.to_string(),
-            "MCP stdio request test/progress timed out after 0.25s"
+            "server \"stdio-mcp-peer\": MCP stdio request test/progress timed out after 0.25s"
         );
         // Well before the 800 ms the call would have taken.
         assert!(started.elapsed() < Duration::from_millis(700));
@@ -63,7 +63,7 @@ fn the_total_cap_holds_whatever_progress_comes() {
         let took = started.elapsed();
         assert_eq!(
             error.to_string(),
-            "MCP stdio request test/progress timed out after 0.4s"
+            "server \"stdio-mcp-peer\": MCP stdio request test/progress timed out after 0.4s"
         );
         // The cap, not the 1.2 s the call would have taken.
         assert!(
@@ -152,12 +152,11 @@ fn meta_that_cannot_be_carried_is_a_clear_error_and_sends_nothing() {
             )
             .await
             .unwrap_err();
-        assert!(
-            not_an_object
-                .to_string()
-                .contains("must be a JSON object to carry _meta"),
-            "{not_an_object}"
+        assert_eq!(
+            not_an_object.to_string(),
+            "server \"stdio-mcp-peer\": MCP call not sent: the params of test/echo must be a JSON object, not [1,2]"
         );
+        assert_eq!(not_an_object.kind(), stdio_mcp::ErrorKind::InvalidArguments);
         let bad_meta = client
             .request("test/echo", None, CallOptions::new().meta(json!("k")))
             .await

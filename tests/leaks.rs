@@ -163,7 +163,10 @@ async fn crash_and_call(client: &Client, i: u64) {
         .request("test/exit", Some(json!({"code": 1})), CallOptions::new())
         .await
         .unwrap_err();
-    assert_eq!(crashed.to_string(), "MCP server process exited (code 1)");
+    assert_eq!(
+        crashed.to_string(),
+        "server \"stdio-mcp-peer\": MCP server process exited (code 1)"
+    );
     let echoed = client
         .request("test/echo", Some(json!({"i": i})), CallOptions::new())
         .await

@@ -96,7 +96,7 @@ fn a_legacy_server_that_crashes_is_started_again_handshaken_and_gets_the_next_ca
         let crashed = echo(&client, 3).await.unwrap_err();
         assert_eq!(
             crashed.to_string(),
-            "MCP server process exited (code 7): peer: crashing on request 3"
+            "server \"stdio-mcp-peer\": MCP server process exited (code 7): peer: crashing on request 3"
         );
         assert_eq!(echo(&client, 4).await.unwrap(), json!({"n": 4}));
         assert_ne!(client.transport().pid(), first, "a new process");
@@ -179,7 +179,7 @@ fn in_flight_requests_fail_with_the_exit_error_and_are_not_retried() {
         for outcome in [slow, crash] {
             assert_eq!(
                 outcome.unwrap_err().to_string(),
-                "MCP server process exited (code 3): out of memory"
+                "server \"stdio-mcp-peer\": MCP server process exited (code 3): out of memory"
             );
         }
         assert_eq!(echo(&client, 1).await.unwrap(), json!({"n": 1}));
@@ -216,7 +216,7 @@ fn a_crash_while_a_call_streams_progress_fails_that_call_and_the_next_one_works(
             .unwrap_err();
         assert_eq!(
             crashed.to_string(),
-            "MCP server process exited (code 5): peer: crashing in the middle of a call"
+            "server \"stdio-mcp-peer\": MCP server process exited (code 5): peer: crashing in the middle of a call"
         );
         assert_eq!(*steps.lock().unwrap(), [1.0, 2.0]);
         let steps_again = Arc::new(Mutex::new(0));
@@ -251,14 +251,21 @@ fn a_server_that_fails_at_every_start_after_the_first_is_given_up_with_the_last_
             .request("test/exit", Some(json!({"code": 4})), CallOptions::new())
             .await
             .unwrap_err();
-        assert_eq!(crashed.to_string(), "MCP server process exited (code 4)");
+        assert_eq!(
+            crashed.to_string(),
+            "server \"stdio-mcp-peer\": MCP server process exited (code 4)"
+        );
         // Three restarts, each dying at start; then no more, and calls fail
         // with the last exit (its code and stderr), not with a restart loop.
         let given_up = echo(&client, 1).await.unwrap_err();
         assert_eq!(
             given_up.to_string(),
-            "MCP server process exited (code 9): peer: started before, refusing to start again"
+            "server \"stdio-mcp-peer\": MCP server exited again after 3 restarts within 60s, \
+             the restart policy's limit: it is not restarted any more; its last exit: \
+             MCP server process exited (code 9): peer: started before, refusing to start again"
         );
+        assert_eq!(given_up.kind(), stdio_mcp::ErrorKind::GaveUp);
+        assert_eq!(client.state(), stdio_mcp::client::ClientState::GaveUp);
         assert_eq!(client.restarts(), 3);
         let attempts: Vec<(u32, Option<i32>)> = infos
             .lock()
@@ -309,13 +316,16 @@ fn close_never_restarts_nor_does_closing_the_transport() {
         async_io::Timer::after(Duration::from_millis(100)).await;
         assert_eq!(client.restarts(), 0);
         assert_eq!(client.transport().pid(), pid);
-        assert!(matches!(echo(&client, 1).await, Err(Error::NotAlive)));
+        let closed = echo(&client, 1).await.unwrap_err();
+        assert!(matches!(closed.inner(), Error::Closed), "{closed:?}");
+        assert_eq!(client.state(), stdio_mcp::client::ClientState::Closed);
 
         let client = restarting(&[], Era::Legacy).await;
         client.transport().close().await.unwrap();
         async_io::Timer::after(Duration::from_millis(100)).await;
         assert_eq!(client.restarts(), 0);
-        assert!(matches!(echo(&client, 1).await, Err(Error::NotAlive)));
+        let closed = echo(&client, 1).await.unwrap_err();
+        assert!(matches!(closed.inner(), Error::Closed), "{closed:?}");
         assert!(infos.lock().unwrap().is_empty());
     });
 }
@@ -333,7 +343,8 @@ fn close_during_the_backoff_ends_it_without_a_restart() {
         async_io::Timer::after(Duration::from_millis(800)).await;
         assert_eq!(client.restarts(), 0);
         assert!(infos.lock().unwrap().is_empty());
-        assert!(matches!(echo(&client, 1).await, Err(Error::NotAlive)));
+        let closed = echo(&client, 1).await.unwrap_err();
+        assert_eq!(closed.kind(), stdio_mcp::ErrorKind::Closed);
     });
 }
 
@@ -429,7 +440,11 @@ async fn restart_scenario(
                 .await
                 .unwrap();
             assert_eq!(echo(&client, 1).await.unwrap(), json!({"n": 1}));
-            assert!(matches!(echo(&client, 2).await, Err(Error::Exited { .. })));
+            let crashed = echo(&client, 2).await.unwrap_err();
+            assert!(
+                matches!(crashed.inner(), Error::Exited { .. }),
+                "{crashed:?}"
+            );
             assert_eq!(echo(&client, 3).await.unwrap(), json!({"n": 3}));
             assert_eq!(client.restarts(), 1);
             client.close().await.unwrap();
@@ -490,7 +505,11 @@ fn a_dropped_driver_fails_calls_instead_of_leaving_them_waiting_for_a_restart() 
         // supervisor is left to start it again.
         drop(task.take());
         let e = echo(&client, 2).await.unwrap_err();
-        assert!(matches!(e, Error::LeftLoop | Error::NotAlive), "{e:?}");
+        assert!(
+            matches!(e.inner(), Error::LeftLoop | Error::NotAlive),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("keep the driver"), "{e}");
         assert_eq!(client.restarts(), 0);
         // Later calls fail at once too.
         assert!(within(2, echo(&client, 3)).await.is_err());
@@ -526,11 +545,13 @@ async fn callers_through_crashes(client: Client) {
                             assert_eq!(v, json!({ "n": caller * 1000 + i }));
                             ok += 1;
                         }
-                        Err(Error::Exited { status, .. }) => {
-                            assert_eq!(status.code(), Some(7));
-                            lost += 1;
-                        }
-                        Err(other) => panic!("caller {caller}: {other:?}"),
+                        Err(error) => match error.inner() {
+                            Error::Exited { status, .. } => {
+                                assert_eq!(status.code(), Some(7));
+                                lost += 1;
+                            }
+                            other => panic!("caller {caller}: {other:?}"),
+                        },
                     }
                 }
                 (ok, lost)

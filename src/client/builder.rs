@@ -5,23 +5,27 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::builder::Builder;
 use crate::driver::Driver;
-use crate::error::{Error, RpcError};
-use crate::message::ServerRequest;
+use crate::error::{Error, ErrorKind, RpcError};
+use crate::message::{Notification, ServerRequest};
 use crate::transport::Transport;
 
 use super::connected::Client;
-use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, MODERN_PROTOCOL_VERSIONS};
+use super::era::{
+    Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
+    MODERN_PROTOCOL_VERSIONS,
+};
 use super::handlers::{self, InputHandlers};
 use super::inbound::Routes;
 use super::life::Life;
+use super::noise::Noise;
 use super::restart::{self, Again, Handoff, RestartHook, RestartInfo, RestartPolicy, Restarter};
-use super::session::{handshake, probe, Hello, Probe};
+use super::session::{handshake, known_era, probe, remember_era, Hello, Probe};
 use super::types::{Extra, Implementation};
 
 /// Configures a [`Client`] before it connects: client info, async handlers for
@@ -50,6 +54,8 @@ pub struct ClientBuilder {
     probe_timeout: Duration,
     restart: Option<RestartPolicy>,
     on_restart: Option<RestartHook>,
+    request_timeout: Option<Duration>,
+    name: Option<String>,
 }
 
 impl ClientBuilder {
@@ -80,6 +86,8 @@ impl ClientBuilder {
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             restart: None,
             on_restart: None,
+            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+            name: None,
         }
     }
 
@@ -194,7 +202,7 @@ impl ClientBuilder {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// use std::time::Duration;
+    /// use std::time::{Duration, Instant};
     /// use stdio_mcp::client::Client;
     /// use stdio_mcp::Transport;
     ///
@@ -243,7 +251,7 @@ impl ClientBuilder {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// use std::time::Duration;
+    /// use std::time::{Duration, Instant};
     /// use stdio_mcp::client::Client;
     /// use stdio_mcp::Transport;
     ///
@@ -275,7 +283,7 @@ impl ClientBuilder {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// use std::time::Duration;
+    /// use std::time::{Duration, Instant};
     /// use stdio_mcp::client::{Client, RestartPolicy};
     /// use stdio_mcp::Transport;
     ///
@@ -315,6 +323,84 @@ impl ClientBuilder {
     /// ```
     pub fn on_restart(mut self, hook: impl Fn(&RestartInfo) + Send + Sync + 'static) -> Self {
         self.on_restart = Some(Arc::new(hook));
+        self
+    }
+
+    /// The limit of a call that sets none of its own
+    /// ([`CallOptions::timeout`](super::CallOptions::timeout)) and whose
+    /// transport has none ([`Builder::timeout`]): by default
+    /// [`DEFAULT_REQUEST_TIMEOUT`](super::DEFAULT_REQUEST_TIMEOUT), 5 minutes,
+    /// restarted by each progress of a call that hears of its progress.
+    /// `None` lets such calls wait as long as the server lives. It never ends
+    /// a `listen` stream.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use std::time::{Duration, Instant};
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .request_timeout(Some(Duration::from_secs(30)))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn request_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.request_timeout = limit;
+        self
+    }
+
+    /// Called with every notification the server sends (after the client
+    /// took what is its own: progress, `listen` streams), the moment it is
+    /// read, in wire order; the same as the transport builder's
+    /// [`Builder::on_notification`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .on_notification(|n| {
+    ///         if n.method == "notifications/message" {
+    ///             println!("server log: {:?}", n.params);
+    ///         }
+    ///     })
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn on_notification(mut self, handler: impl FnMut(&Notification) + Send + 'static) -> Self {
+        self.transport = self.transport.on_notification(handler);
+        self
+    }
+
+    /// What this server is called in the client's errors (by default its
+    /// name in the config file it came from, else its program).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"]))
+    ///     .name("everything")
+    ///     .connect()
+    ///     .await?;
+    /// if let Err(e) = client.ping().await {
+    ///     assert_eq!(e.server(), Some("everything"));
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
         self
     }
 
@@ -366,7 +452,18 @@ impl ClientBuilder {
     ///     .await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub async fn connect_with(self, mut run_driver: impl FnMut(Driver)) -> Result<Client, Error> {
+    pub async fn connect_with(self, run_driver: impl FnMut(Driver)) -> Result<Client, Error> {
+        let name = self
+            .name
+            .clone()
+            .unwrap_or_else(|| self.transport.server_name());
+        match self.open(run_driver, &name).await {
+            Ok(client) => Ok(client),
+            Err(error) => Err(error.named(&name)),
+        }
+    }
+
+    async fn open(self, mut run_driver: impl FnMut(Driver), name: &str) -> Result<Client, Error> {
         let ClientBuilder {
             mut transport,
             client_info,
@@ -376,6 +473,8 @@ impl ClientBuilder {
             probe_timeout,
             restart,
             on_restart,
+            request_timeout,
+            name: _,
         } = self;
         let capabilities = requests.capabilities();
         let other = transport.handlers.request.take();
@@ -385,6 +484,8 @@ impl ClientBuilder {
         let user_notifications = transport.handlers.notification.take();
         transport.handlers.notification =
             Some(Arc::clone(&progress).into_handler(user_notifications));
+        let noise = Noise::default();
+        transport.handlers.discarded = Some(noise.handler(transport.handlers.discarded.take()));
         // Shared, so that a server started again calls the same handlers.
         let handlers = std::mem::take(&mut transport.handlers).share();
         // Owned copies of the configuration, made before any await: the
@@ -416,17 +517,61 @@ impl ClientBuilder {
             handshake_timeout,
             probe_timeout,
         };
+        let command = transport.command_key();
+        // A legacy server this process met before that ignored the probe is
+        // not probed again: its probe could only time out once more.
+        // (Only such servers are remembered.)
+        let era = match (era, known_era(&command)) {
+            (Era::Auto, Some(Era::Legacy)) => Era::Legacy,
+            (era, _) => era,
+        };
+        let since = Instant::now();
         let first = start(transport.again(handlers.handlers()))?;
         drop(transport);
+        let handshake_limit = first.0.timeout().unwrap_or(handshake_timeout);
+        // A connect that times out says what it waited for and what the server wrote.
+        let diagnose = |error: Error, waited_for: String, hint: Option<&str>| {
+            if error.kind() != ErrorKind::Timeout {
+                return error;
+            }
+            let (noise, first_noise) = noise.seen();
+            Error::ConnectTimeout {
+                waited_for,
+                waited: since.elapsed(),
+                noise,
+                first_noise,
+                hint: hint.map(str::to_owned),
+            }
+        };
+        let initialize = format!("initialize within {}s", handshake_limit.as_secs_f64());
         let (started, outcome) = match era {
             Era::Legacy => {
                 let outcome = handshake(&first.0, &hello, None).await;
+                let outcome = outcome.map_err(|e| diagnose(e, initialize, None));
                 (first, outcome)
             }
             Era::Auto | Era::Modern => match probe(&first.0, &hello).await {
                 Probe::Modern(session) => (first, Ok(*session)),
-                Probe::Legacy { version, .. } if era == Era::Auto => {
+                Probe::Legacy {
+                    version, silent, ..
+                } if era == Era::Auto => {
                     let outcome = handshake(&first.0, &hello, version.as_deref()).await;
+                    if silent && outcome.is_ok() {
+                        // Its probe can only time out again: the next connect skips it.
+                        remember_era(command, Era::Legacy);
+                    }
+                    let outcome = outcome.map_err(|e| {
+                        if !silent {
+                            return diagnose(e, initialize, None);
+                        }
+                        let waited_for = format!(
+                            "{initialize}, after a server/discover probe that got no answer within {}s",
+                            probe_timeout.as_secs_f64()
+                        );
+                        let hint = "a legacy server that ignores unknown requests connects \
+                                    without the probe's wait with Era::Legacy";
+                        diagnose(e, waited_for, Some(hint))
+                    });
                     (first, outcome)
                 }
                 Probe::Exited(_) if era == Era::Auto => {
@@ -437,13 +582,25 @@ impl ClientBuilder {
                     event!(info, "MCP server exited on the probe: starting it again");
                     let again = start(retry.take().expect("started again once"))?;
                     let outcome = handshake(&again.0, &hello, None).await;
+                    let outcome = outcome.map_err(|e| diagnose(e, initialize, None));
                     (again, outcome)
+                }
+                Probe::Legacy { silent: true, .. } => {
+                    let waited_for =
+                        format!("server/discover within {}s", probe_timeout.as_secs_f64());
+                    let error = Error::Timeout {
+                        method: "server/discover".into(),
+                        after: probe_timeout,
+                    };
+                    let hint = "Era::Modern expects a 2026-07-28 server; a legacy one connects with Era::Auto or Era::Legacy";
+                    let error = diagnose(error, waited_for, Some(hint));
+                    (first, Err(error))
                 }
                 Probe::Legacy { answer, .. } | Probe::Exited(answer) => {
                     let error = Error::Protocol(format!(
-                    "the server does not speak MCP {} (Era::Modern): server/discover got {answer}",
-                    MODERN_PROTOCOL_VERSIONS.join(", ")
-                ));
+                        "the server does not speak MCP {} (Era::Modern): server/discover got {answer}",
+                        MODERN_PROTOCOL_VERSIONS.join(", ")
+                    ));
                     (first, Err(error))
                 }
                 Probe::Failed(error) => (first, Err(error)),
@@ -458,6 +615,7 @@ impl ClientBuilder {
             }
         };
         event!(info, era = ?session.era, protocol_version = %session.protocol_version, "MCP session ready");
+
         let life = Life::new(transport_now, restarting, Arc::clone(&progress));
         if let (Some(handoff), Some((policy, builder))) = (handoff, restart) {
             let restarter = Restarter {
@@ -478,7 +636,14 @@ impl ClientBuilder {
             // then gives the client up at once.
             let _ = handoff.send(Handoff::new(&life, restarter));
         }
-        Ok(Client::new(life, session, inputs, progress))
+        Ok(Client::new(
+            life,
+            session,
+            inputs,
+            progress,
+            request_timeout,
+            name.to_owned(),
+        ))
     }
 }
 

@@ -218,6 +218,7 @@ pub(crate) async fn call(
         method,
         started: Instant::now(),
         timeout: options.timeout,
+        default: protocol.default_limit,
         reset: options.reset_on_progress,
         total: options.max_total,
     };
@@ -368,6 +369,8 @@ struct Limits<'a> {
     started: Instant,
     /// The call's own limit; without one, the transport's.
     timeout: Option<Duration>,
+    /// The client's limit, for a call with neither.
+    default: Option<Duration>,
     reset: bool,
     total: Option<Duration>,
 }
@@ -382,12 +385,25 @@ impl Limits<'_> {
         body: Body<'_>,
         last: Option<&LastProgress>,
     ) -> Result<Value, Error> {
-        let managed = self.reset || self.total.is_some();
         loop {
             let transport = life.transport().await?;
-            let idle = self.timeout.or_else(|| transport.timeout());
+            let (idle, from_default) = match self.timeout.or_else(|| transport.timeout()) {
+                Some(limit) => (Some(limit), false),
+                None => (self.default, true),
+            };
+            // The client's default limit restarts with each progress of a call
+            // that hears of its progress.
+            let reset = self.reset || (from_default && last.is_some());
+            let managed = reset || self.total.is_some();
             // A managed call's limits are kept here: the transport's would not restart.
-            let options = RequestOptions::new().timeout(if managed { None } else { idle });
+            let options = match (managed, from_default, idle) {
+                (true, _, _) | (false, _, None) => RequestOptions::new().timeout(None),
+                // Kept by the driver: no timer per call for a limit that rarely fires.
+                (false, true, Some(limit)) => {
+                    RequestOptions::new().timeout(None).swept_timeout(limit)
+                }
+                (false, false, Some(limit)) => RequestOptions::new().timeout(limit),
+            };
             let request = match body {
                 Body::Whole(params) => transport.send_borrowed(self.method, params, options),
                 Body::Spliced(params, members) => {
@@ -395,7 +411,7 @@ impl Limits<'_> {
                 }
             };
             let outcome = if managed {
-                self.wait(request, Instant::now(), idle, last).await
+                self.wait(request, Instant::now(), idle, reset, last).await
             } else {
                 request.await
             };
@@ -411,11 +427,12 @@ impl Limits<'_> {
         &self,
         round: Instant,
         idle: Option<Duration>,
+        reset: bool,
         last: Option<&LastProgress>,
     ) -> Option<(Instant, Duration)> {
         let progress = last.and_then(|l| *l.at.lock().unwrap_or_else(PoisonError::into_inner));
         let since = match progress {
-            Some(at) if self.reset && at > round => at,
+            Some(at) if reset && at > round => at,
             _ => round,
         };
         let idle = idle.map(|d| (since + d, d));
@@ -431,6 +448,7 @@ impl Limits<'_> {
         mut request: PendingRequest,
         round: Instant,
         idle: Option<Duration>,
+        reset: bool,
         last: Option<&LastProgress>,
     ) -> Result<Value, Error> {
         let mut timer: Option<(Timer, Instant, Duration)> = None;
@@ -442,7 +460,7 @@ impl Limits<'_> {
                 return Poll::Ready(Err(outcome));
             }
             // Recomputed at each wake-up: a progress may have moved the deadline.
-            let Some((at, limit)) = self.deadline(round, idle, last) else {
+            let Some((at, limit)) = self.deadline(round, idle, reset, last) else {
                 return Poll::Pending;
             };
             let (timer, when, current) = timer.get_or_insert_with(|| (Timer::at(at), at, limit));

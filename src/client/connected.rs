@@ -3,13 +3,17 @@
 
 use std::collections::HashSet;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use crate::child::ExitStatus;
 use crate::error::Error;
 use crate::transport::{Close, Transport};
 
@@ -17,7 +21,7 @@ use super::call::{self, CallOptions};
 use super::era::Era;
 use super::handlers::InputHandlers;
 use super::inbound::Routes;
-use super::life::Life;
+use super::life::{ClientState, Life};
 use super::session::Session;
 use super::types::{
     CallToolResult, CompleteResult, GetPromptResult, Implementation, ListItem, Listing,
@@ -59,6 +63,10 @@ pub(super) struct Connected {
     pub(super) inputs: InputHandlers,
     pub(super) progress: Arc<Routes>,
     next_token: AtomicU64,
+    /// The limit of a call that has none of its own or from the transport.
+    request_timeout: Option<Duration>,
+    /// The server's name in errors: its config name, else its program.
+    name: String,
 }
 
 impl Client {
@@ -67,6 +75,8 @@ impl Client {
         session: Session,
         inputs: InputHandlers,
         progress: Arc<Routes>,
+        request_timeout: Option<Duration>,
+        name: String,
     ) -> Self {
         Client {
             inner: Arc::new(Connected {
@@ -75,6 +85,8 @@ impl Client {
                 inputs,
                 progress,
                 next_token: AtomicU64::new(1),
+                request_timeout,
+                name,
             }),
         }
     }
@@ -111,14 +123,23 @@ impl Client {
         &self.inner.session.capabilities
     }
 
-    /// The protocol revision both sides agreed on.
+    /// The protocol revision both sides agreed on: one of
+    /// [`MODERN_PROTOCOL_VERSIONS`](super::MODERN_PROTOCOL_VERSIONS) with a
+    /// modern server, of [`LEGACY_PROTOCOL_VERSIONS`](super::LEGACY_PROTOCOL_VERSIONS)
+    /// with a legacy one.
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
-    /// assert!(stdio_mcp::client::SUPPORTED_PROTOCOL_VERSIONS.contains(&client.protocol_version()));
+    /// use stdio_mcp::client::{Client, Era, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};
+    ///
+    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let known = match client.era() {
+    ///     Era::Modern => &MODERN_PROTOCOL_VERSIONS[..],
+    ///     _ => &LEGACY_PROTOCOL_VERSIONS[..],
+    /// };
+    /// assert!(known.contains(&client.protocol_version()));
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     #[must_use]
@@ -205,17 +226,31 @@ impl Client {
         method: &str,
         params: Option<Value>,
     ) -> Result<T, Error> {
-        decode(
-            method,
-            self.request(method, params, CallOptions::new()).await?,
-        )
+        let result = self.request(method, params, CallOptions::new()).await?;
+        self.named(decode(method, result))
+    }
+
+    /// `outcome`, its error naming this client's server; a refusal after
+    /// `close()` says the client was closed.
+    pub(super) fn named<T>(&self, outcome: Result<T, Error>) -> Result<T, Error> {
+        outcome.map_err(|error| {
+            let error = match error {
+                Error::NotAlive if self.inner.life.is_closed() => Error::Closed,
+                other => other,
+            };
+            error.named(&self.inner.name)
+        })
     }
 
     /// The protocol fields of a request in this session's era (none in the
     /// legacy era, where the handshake carried them).
     pub(super) fn protocol(&self) -> Protocol<'_> {
+        let default_limit = self.inner.request_timeout;
         let Some(fields) = &self.inner.session.meta else {
-            return Protocol::default();
+            return Protocol {
+                default_limit,
+                ..Protocol::default()
+            };
         };
         let level = self.inner.life.log_level();
         let members = self
@@ -232,6 +267,7 @@ impl Client {
             }
         };
         Protocol {
+            default_limit,
             fields: Some(fields),
             members: Some(members),
             log_level,
@@ -272,6 +308,12 @@ impl Client {
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<Value, Error> {
+        if let Some(other) = params.as_ref().filter(|p| !p.is_object()) {
+            return self.named(Err(Error::InvalidArguments(format!(
+                "the params of {method} must be a JSON object, not {}",
+                excerpt(other)
+            ))));
+        }
         let token = || {
             Value::String(format!(
                 "stdio-mcp-{}",
@@ -279,7 +321,7 @@ impl Client {
             ))
         };
         let protocol = self.protocol();
-        call::call(
+        let outcome = call::call(
             &self.inner.life,
             &self.inner.progress,
             protocol,
@@ -289,7 +331,8 @@ impl Client {
             params,
             options,
         )
-        .await
+        .await;
+        self.named(outcome)
     }
 
     /// Every item of a paginated list, following `nextCursor` to the last
@@ -312,6 +355,11 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn listing<T: ListItem>(&self) -> Result<Listing<T>, Error> {
+        let listing = self.every_page::<T>().await;
+        self.named(listing)
+    }
+
+    async fn every_page<T: ListItem>(&self) -> Result<Listing<T>, Error> {
         let (method, key) = (T::METHOD, T::FIELD);
         let mut listing = Listing {
             items: Vec::new(),
@@ -422,11 +470,8 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
-        self.typed(
-            "tools/call",
-            Some(json!({ "name": name, "arguments": arguments })),
-        )
-        .await
+        self.call_tool_with(name, arguments, CallOptions::new())
+            .await
     }
 
     /// Calls a tool with a progress token; each `notifications/progress` for it is
@@ -498,11 +543,19 @@ impl Client {
         arguments: Value,
         options: CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let params = json!({ "name": name, "arguments": arguments });
-        decode(
-            "tools/call",
-            self.request("tools/call", Some(params), options).await?,
-        )
+        let params = match arguments {
+            // No arguments: the key is left out.
+            Value::Null => json!({ "name": name }),
+            Value::Object(_) => json!({ "name": name, "arguments": arguments }),
+            other => {
+                return self.named(Err(Error::InvalidArguments(format!(
+                    "the arguments of tool {name} must be a JSON object, not {}",
+                    excerpt(&other)
+                ))))
+            }
+        };
+        let result = self.request("tools/call", Some(params), options).await?;
+        self.named(decode("tools/call", result))
     }
 
     /// Every prompt, across all pages.
@@ -669,20 +722,48 @@ impl Client {
         self.typed("completion/complete", Some(params)).await
     }
 
-    /// Closes the server (see [`Transport::close`]): no restart follows, and
-    /// every [`listen`](Self::listen) stream ends after what it holds.
+    /// Closes the server for this client and every clone of it (see
+    /// [`Transport::close`]): no restart follows, every
+    /// [`listen`](Self::listen) stream ends after what it holds, and calls
+    /// made afterwards fail with [`ErrorKind::Closed`](crate::ErrorKind::Closed).
+    /// It takes effect at the call; the future resolves to how the server
+    /// exited.
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
-    /// client.close().await?;
+    /// let status = client.close().await?;
+    /// println!("the server exited with {status}");
     /// assert!(!client.transport().is_alive());
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub fn close(&self) -> Close {
-        self.inner.life.close()
+    pub fn close(&self) -> ClientClose {
+        ClientClose {
+            close: self.inner.life.close(),
+            transport: self.inner.life.current(),
+            client: self.clone(),
+        }
+    }
+
+    /// Where the server is now: ready, restarting, gone for good, or closed.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, ClientState};
+    ///
+    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// assert_eq!(client.state(), ClientState::Ready);
+    /// client.close().await?;
+    /// assert_eq!(client.state(), ClientState::Closed);
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    #[must_use]
+    pub fn state(&self) -> ClientState {
+        self.inner.life.state()
     }
 }
 
@@ -695,4 +776,60 @@ impl fmt::Debug for Client {
             .field("life", &self.inner.life)
             .finish_non_exhaustive()
     }
+}
+
+/// The future of [`Client::close`]: resolves once the server has exited, to
+/// its exit status (a signal's on Unix, when the close ladder needed one).
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+/// let closing: stdio_mcp::client::ClientClose = client.close();
+/// assert!(closing.await?.success());
+/// # Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+#[must_use = "the close takes effect at once; await this to learn how the server exited"]
+pub struct ClientClose {
+    close: Close,
+    transport: Transport,
+    client: Client,
+}
+
+impl Future for ClientClose {
+    type Output = Result<ExitStatus, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let closed = std::task::ready!(Pin::new(&mut this.close).poll(cx));
+        let status = closed.map(|()| {
+            // Known once the close resolved: it waits for the exit.
+            this.transport
+                .exit_status()
+                .unwrap_or_else(ExitStatus::unknown)
+        });
+        Poll::Ready(this.client.named(status))
+    }
+}
+
+impl fmt::Debug for ClientClose {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientClose")
+            .field("server", &self.client.inner.name)
+            .field("close", &self.close)
+            .finish()
+    }
+}
+
+/// A value as an error quotes it: its JSON, cut short if long.
+fn excerpt(value: &Value) -> String {
+    let mut text = value.to_string();
+    if text.len() > 80 {
+        let mut end = 80;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
 }

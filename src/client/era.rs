@@ -1,19 +1,48 @@
 //! The eras of MCP this client speaks, their protocol revisions, and the
-//! default time limits of finding the server's era.
+//! client's default time limits.
 
+use std::fmt;
 use std::time::Duration;
 
-/// Protocol revisions this client speaks, newest first. It offers the first.
+/// The legacy revisions this client speaks (those with the `initialize`
+/// handshake), newest first; it offers the first. The stateless revisions are
+/// [`MODERN_PROTOCOL_VERSIONS`].
 ///
 /// # Examples
 ///
 /// ```
-/// use stdio_mcp::client::SUPPORTED_PROTOCOL_VERSIONS;
+/// use stdio_mcp::client::LEGACY_PROTOCOL_VERSIONS;
 ///
-/// assert_eq!(SUPPORTED_PROTOCOL_VERSIONS[0], "2025-11-25"); // offered first
+/// assert_eq!(LEGACY_PROTOCOL_VERSIONS[0], "2025-11-25"); // offered first
 /// ```
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
+pub const LEGACY_PROTOCOL_VERSIONS: [&str; 4] =
     ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The legacy revisions, under their first name: it never held the modern
+/// ones, which is what [`LEGACY_PROTOCOL_VERSIONS`] now says.
+///
+/// # Examples
+///
+/// ```
+/// #[allow(deprecated)]
+/// let legacy = stdio_mcp::client::SUPPORTED_PROTOCOL_VERSIONS;
+/// assert_eq!(legacy, stdio_mcp::client::LEGACY_PROTOCOL_VERSIONS);
+/// ```
+#[deprecated(note = "named LEGACY_PROTOCOL_VERSIONS now: it holds only the handshake revisions")]
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = LEGACY_PROTOCOL_VERSIONS;
+
+/// How long a client call may wait for its answer when neither the call
+/// ([`CallOptions::timeout`](super::CallOptions::timeout)) nor the transport
+/// sets a limit: 5 minutes, restarted by each progress the call hears of.
+/// [`ClientBuilder::request_timeout`](super::ClientBuilder::request_timeout)
+/// changes it.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(stdio_mcp::client::DEFAULT_REQUEST_TIMEOUT.as_secs(), 300);
+/// ```
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How long the handshake may take when the transport has no timeout of its own.
 ///
@@ -77,4 +106,22 @@ pub enum Era {
     Modern,
     /// Only the `initialize` handshake revisions.
     Legacy,
+}
+
+/// `modern`, `legacy` or `auto`, as a log line would say it.
+///
+/// ```
+/// use stdio_mcp::client::Era;
+///
+/// assert_eq!(Era::Modern.to_string(), "modern");
+/// assert_eq!(format!("speaking {} MCP", Era::Legacy), "speaking legacy MCP");
+/// ```
+impl fmt::Display for Era {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Era::Auto => "auto",
+            Era::Modern => "modern",
+            Era::Legacy => "legacy",
+        })
+    }
 }

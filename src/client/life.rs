@@ -183,6 +183,23 @@ impl Life {
         self.restarts.load(Ordering::Relaxed)
     }
 
+    /// Where the client's server is now.
+    pub(crate) fn state(&self) -> ClientState {
+        let state = self.lock();
+        if state.closed || state.transport.close_asked() {
+            ClientState::Closed
+        } else if state.gave_up.is_some() {
+            ClientState::GaveUp
+        } else if state.transport.is_alive() {
+            ClientState::Ready
+        } else if self.restarting {
+            ClientState::Restarting
+        } else {
+            // Exited, and no policy to start it again.
+            ClientState::GaveUp
+        }
+    }
+
     /// Closes the current process for good: no restart follows.
     pub(crate) fn close(&self) -> Close {
         let transport = {
@@ -232,6 +249,40 @@ impl Life {
         self.changed.notify(usize::MAX);
         self.routes.listeners.end_all();
     }
+}
+
+/// Where a client's server is, for a host to show: [`Client::state`](super::Client::state).
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use stdio_mcp::client::{Client, ClientState, RestartPolicy};
+/// use stdio_mcp::Transport;
+///
+/// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+///     .restart(RestartPolicy::default())
+///     .connect()
+///     .await?;
+/// match client.state() {
+///     ClientState::Ready => println!("connected"),
+///     ClientState::Restarting => println!("reconnecting…"),
+///     ClientState::GaveUp => println!("the server is down for good"),
+///     ClientState::Closed => println!("closed"),
+/// }
+/// # Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClientState {
+    /// The server runs and takes calls.
+    Ready,
+    /// The server exited; the restart policy is starting it again, and calls
+    /// made meanwhile wait for the new process.
+    Restarting,
+    /// The server is gone for good: it exited and the restart policy gave up
+    /// (calls fail with [`ErrorKind::GaveUp`](crate::ErrorKind::GaveUp)), or
+    /// there is no policy (calls fail with the exit error).
+    GaveUp,
+    /// `close()` was called.
+    Closed,
 }
 
 /// What the restart supervisor asks of the client's life.

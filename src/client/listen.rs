@@ -96,6 +96,11 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn listen(&self, filter: ListenFilter) -> Result<Subscription, Error> {
+        let opened = self.open_listen(filter).await;
+        self.named(opened)
+    }
+
+    async fn open_listen(&self, filter: ListenFilter) -> Result<Subscription, Error> {
         let (sender, receiver) = futures::channel::mpsc::unbounded();
         if self.inner.session.era != Era::Modern {
             let uris = filter.uris().to_vec();
@@ -176,6 +181,10 @@ impl Client {
 
     /// Refuses a method 2026-07-28 removed, saying what replaced it.
     fn legacy_only(&self, method: &str) -> Result<(), Error> {
+        self.named(self.in_legacy_era(method))
+    }
+
+    fn in_legacy_era(&self, method: &str) -> Result<(), Error> {
         match self.inner.session.era {
             Era::Modern => Err(Error::Protocol(format!(
                 "MCP {} has no {method}: resource updates come through subscriptions/listen \

@@ -30,6 +30,7 @@ mod handlers;
 mod inbound;
 mod life;
 mod listen;
+mod noise;
 mod restart;
 mod session;
 mod types;
@@ -37,14 +38,16 @@ mod wire;
 
 pub use builder::ClientBuilder;
 pub use call::CallOptions;
-pub use connected::Client;
+pub use connected::{Client, ClientClose};
 #[allow(deprecated)]
+pub use era::SUPPORTED_PROTOCOL_VERSIONS;
 pub use era::{
-    Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, MODERN_PROTOCOL_VERSIONS,
-    SUPPORTED_PROTOCOL_VERSIONS,
+    Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
+    LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS,
 };
 pub use handlers::ServerRequestHandler;
 pub use inbound::{ListenFilter, Subscription};
+pub use life::ClientState;
 pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
 pub use types::{
     CallToolResult, CompleteResult, Completion, Content, Extra, GetPromptResult, Implementation,

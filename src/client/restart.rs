@@ -289,7 +289,11 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         if attempt >= restarter.policy.max_restarts {
             event!(warn, error = %loss, "MCP server exited too often: not restarting it");
             if let Some(live) = life.upgrade() {
-                live.give_up(loss);
+                live.give_up(Error::GaveUp {
+                    restarts: restarter.policy.max_restarts,
+                    within: restarter.policy.within,
+                    last: Box::new(loss),
+                });
             }
             return;
         }
@@ -445,8 +449,8 @@ impl Again {
         };
         let protocol = Protocol {
             fields: self.meta.as_ref(),
-            members: None,
             log_level: log_level.map(|level| json!(level)),
+            ..Protocol::default()
         };
         routes
             .listeners

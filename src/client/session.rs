@@ -2,6 +2,8 @@
 //! binding's `server/discover` probe and its outcomes, and the `initialize`
 //! handshake of the legacy revisions.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -11,7 +13,7 @@ use crate::error::Error;
 use crate::pending::RequestOptions;
 use crate::transport::Transport;
 
-use super::era::{Era, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS};
+use super::era::{Era, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};
 use super::types::{Extra, Implementation, ServerCapabilities};
 use super::wire::{complete, decode};
 
@@ -77,6 +79,8 @@ pub(super) enum Probe {
     Legacy {
         version: Option<String>,
         answer: String,
+        /// The probe got no answer at all within its limit.
+        silent: bool,
     },
     /// The server exited instead of answering.
     Exited(String),
@@ -120,6 +124,7 @@ pub(super) async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
                         return Probe::Legacy {
                             version: Some(legacy),
                             answer: error.to_string(),
+                            silent: false,
                         }
                     }
                     _ => return Probe::Failed(no_common_version(&supported)),
@@ -133,10 +138,17 @@ pub(super) async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
                     | Error::NotAlive
                     | Error::StdoutClosed
                     | Error::LeftLoop => Probe::Exited(answer),
-                    _ => Probe::Legacy {
-                        version: None,
-                        answer,
-                    },
+                    _ => {
+                        let silent = matches!(error, Error::Timeout { .. });
+                        if silent {
+                            event!(warn, "MCP server did not answer the server/discover probe: taking it for a legacy server (Era::Legacy skips the probe)");
+                        }
+                        Probe::Legacy {
+                            version: None,
+                            silent,
+                            answer,
+                        }
+                    }
                 };
             }
         }
@@ -154,7 +166,7 @@ fn pick(supported: &[String]) -> Option<Pick> {
     if let Some(v) = MODERN_PROTOCOL_VERSIONS.iter().find(has) {
         return Some(Pick::Modern((*v).to_owned()));
     }
-    SUPPORTED_PROTOCOL_VERSIONS
+    LEGACY_PROTOCOL_VERSIONS
         .iter()
         .find(has)
         .map(|v| Pick::Legacy((*v).to_owned()))
@@ -170,7 +182,7 @@ fn no_common_version(supported: &[String]) -> Error {
         },
         MODERN_PROTOCOL_VERSIONS
             .iter()
-            .chain(SUPPORTED_PROTOCOL_VERSIONS.iter())
+            .chain(LEGACY_PROTOCOL_VERSIONS.iter())
             .copied()
             .collect::<Vec<_>>()
             .join(", ")
@@ -206,6 +218,7 @@ fn discovered(result: Value, hello: &Hello<'_>) -> Probe {
                     found.supported_versions.join(", ")
                 ),
                 version: Some(version),
+                silent: false,
             }
         }
         None => return Probe::Failed(no_common_version(&found.supported_versions)),
@@ -238,7 +251,7 @@ pub(super) async fn handshake(
     hello: &Hello<'_>,
     version: Option<&str>,
 ) -> Result<Session, Error> {
-    let offered = version.unwrap_or(SUPPORTED_PROTOCOL_VERSIONS[0]);
+    let offered = version.unwrap_or(LEGACY_PROTOCOL_VERSIONS[0]);
     let params = json!({
         "protocolVersion": offered,
         "capabilities": hello.capabilities,
@@ -250,12 +263,12 @@ pub(super) async fn handshake(
         .send_request_with("initialize", Some(params), options)
         .await?;
     let init: InitializeResult = decode("initialize", answer)?;
-    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
+    if !LEGACY_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
         return Err(Error::Protocol(format!(
             "the server answered protocol version {}, which this client does not support \
              (it offered {offered}; it supports {})",
             init.protocol_version,
-            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+            LEGACY_PROTOCOL_VERSIONS.join(", ")
         )));
     }
     transport.send_notification("notifications/initialized", None)?;
@@ -268,4 +281,23 @@ pub(super) async fn handshake(
         meta: None,
         meta_members: None,
     })
+}
+
+/// The legacy servers that ignored the probe, by command line, for the life
+/// of this process: a second connect to one skips the probe.
+fn eras() -> MutexGuard<'static, HashMap<String, Era>> {
+    static ERAS: OnceLock<Mutex<HashMap<String, Era>>> = OnceLock::new();
+    ERAS.get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `Era::Legacy` for a command line whose server ignored the probe before.
+pub(super) fn known_era(command: &str) -> Option<Era> {
+    eras().get(command).copied()
+}
+
+/// Remembers the era of a server with this command line that ignored the probe.
+pub(super) fn remember_era(command: String, era: Era) {
+    eras().insert(command, era);
 }

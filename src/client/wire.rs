@@ -10,9 +10,11 @@ use crate::transport::Transport;
 
 use super::inbound::ListenFilter;
 
-/// What the session's era adds to every request.
+/// What the client adds to every request: its era's fields and its default limit.
 #[derive(Debug, Default)]
 pub(crate) struct Protocol<'a> {
+    /// The client's limit for a call that has none of its own or from the transport.
+    pub(crate) default_limit: Option<std::time::Duration>,
     /// The 2026-07-28 protocol fields for `_meta`; `None` in the legacy era.
     pub(crate) fields: Option<&'a Map<String, Value>>,
     /// The same fields (and log level) serialized as the members of `_meta`,

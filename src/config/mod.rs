@@ -43,13 +43,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(()) });
 //! ```
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::builder::Builder;
 use crate::transport::Transport;
+
+pub(crate) mod error;
+
+pub use error::ConfigError;
 
 /// The stdio servers of a configuration file, and the entries left aside.
 ///
@@ -129,6 +132,7 @@ impl ServerConfig {
         if let Some(dir) = &self.cwd {
             builder = builder.cwd(dir);
         }
+        builder.name = Some(self.name.clone());
         builder
     }
 }
@@ -152,97 +156,6 @@ pub struct Skipped {
     /// Why: its transport type, its URL, or `disabled`.
     pub reason: String,
 }
-
-/// A configuration that cannot be used: which file, server and field, and why.
-///
-/// # Examples
-///
-/// ```
-/// use stdio_mcp::config::Config;
-///
-/// let e = Config::parse(r#"{"mcpServers": {"git": {"args": ["x"]}}}"#).unwrap_err();
-/// assert_eq!(e.to_string(), "server \"git\", field command: missing (a stdio server needs its program)");
-/// assert_eq!((e.server(), e.field()), (Some("git"), Some("command")));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    file: Option<PathBuf>,
-    server: Option<String>,
-    field: Option<String>,
-    message: String,
-}
-
-impl ConfigError {
-    fn new(server: Option<&str>, field: Option<&str>, message: impl Into<String>) -> Self {
-        ConfigError {
-            file: None,
-            server: server.map(str::to_owned),
-            field: field.map(str::to_owned),
-            message: message.into(),
-        }
-    }
-
-    fn in_file(mut self, file: Option<&Path>) -> Self {
-        self.file = file.map(Path::to_path_buf);
-        self
-    }
-
-    /// The file, when the configuration came from one.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let e = stdio_mcp::config::Config::load("/no/such/mcp.json").unwrap_err();
-    /// assert_eq!(e.file(), Some(std::path::Path::new("/no/such/mcp.json")));
-    /// ```
-    #[must_use]
-    pub fn file(&self) -> Option<&Path> {
-        self.file.as_deref()
-    }
-
-    /// The server entry at fault, if it is one entry's.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let e = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"a": 1}}"#).unwrap_err();
-    /// assert_eq!(e.server(), Some("a"));
-    /// ```
-    #[must_use]
-    pub fn server(&self) -> Option<&str> {
-        self.server.as_deref()
-    }
-
-    /// The field at fault, e.g. `args[1]` or `env.TOKEN`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let e = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"a": {"command": "x", "args": [1]}}}"#).unwrap_err();
-    /// assert_eq!(e.field(), Some("args[0]"));
-    /// ```
-    #[must_use]
-    pub fn field(&self) -> Option<&str> {
-        self.field.as_deref()
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(file) = &self.file {
-            write!(f, "{}: ", file.display())?;
-        }
-        if let Some(server) = &self.server {
-            write!(f, "server {server:?}, ")?;
-        }
-        if let Some(field) = &self.field {
-            write!(f, "field {field}: ")?;
-        }
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 impl Config {
     /// Reads and parses the file at `path`, substituting from this process's
