@@ -47,6 +47,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for skipped in config.skipped() {
         println!("{}: skipped ({})", skipped.name, skipped.reason);
     }
+    for warning in config.warnings() {
+        eprintln!("warning: {warning}");
+    }
     futures::executor::block_on(start_all(config.servers()));
     Ok(())
 }

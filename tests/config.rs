@@ -316,3 +316,39 @@ fn a_server_from_a_configuration_starts_with_its_args_env_and_cwd() {
         client.close().await.unwrap();
     });
 }
+
+#[test]
+fn unknown_keys_of_a_server_entry_are_warned_with_the_key_they_likely_meant() {
+    let config = Config::parse(
+        r#"{"mcpServers": {
+            "fs": {"command": "mcp-fs", "arg": ["/srv"], "evn": {"A": "1"}, "Cwd": "/tmp"},
+            "gh": {"command": "mcp-gh", "autoApprove": ["list"], "timeout": 30, "frobnicate": 1},
+            "remote": {"url": "https://example.invalid/mcp", "headres": {}}
+        }}"#,
+    )
+    .unwrap();
+    let warnings: Vec<(&str, &str, Option<&str>)> = config
+        .warnings()
+        .iter()
+        .map(|w| (w.server.as_str(), w.key.as_str(), w.suggestion.as_deref()))
+        .collect();
+    // Keys other hosts use are no mistake; a skipped entry is not looked at.
+    assert_eq!(
+        warnings,
+        [
+            ("fs", "Cwd", Some("cwd")),
+            ("fs", "arg", Some("args")),
+            ("fs", "evn", Some("env")),
+            ("gh", "frobnicate", None),
+        ]
+    );
+    assert_eq!(
+        config.warnings()[1].to_string(),
+        r#"server "fs": unknown key "arg" is ignored (did you mean "args"?)"#
+    );
+    // The entry loads all the same, without what the typos held.
+    let fs = config.server("fs").unwrap();
+    assert!(fs.args.is_empty() && fs.env.is_empty() && fs.cwd.is_none());
+    let clean = Config::parse(r#"{"servers": {"a": {"type": "stdio", "command": "x", "args": [], "env": {}, "cwd": ".", "disabled": false}}}"#).unwrap();
+    assert!(clean.warnings().is_empty());
+}

@@ -52,7 +52,10 @@ use crate::transport::Transport;
 
 pub(crate) mod error;
 
+mod warning;
+
 pub use error::ConfigError;
+pub use warning::ConfigWarning;
 
 /// The stdio servers of a configuration file, and the entries left aside.
 ///
@@ -73,6 +76,7 @@ pub use error::ConfigError;
 pub struct Config {
     servers: Vec<ServerConfig>,
     skipped: Vec<Skipped>,
+    warnings: Vec<ConfigWarning>,
 }
 
 /// One stdio server of a configuration, after substitution.
@@ -266,6 +270,28 @@ impl Config {
     pub fn skipped(&self) -> &[Skipped] {
         &self.skipped
     }
+
+    /// What the file says that is ignored: keys of a stdio server's entry this
+    /// crate does not know (keys other hosts use, such as `url` or
+    /// `autoApprove`, are not listed), each with the key it is likely a typo
+    /// of. A host shows them; loading never fails for them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::config::Config;
+    ///
+    /// let config = Config::parse(r#"{"mcpServers": {"fs": {"command": "mcp-fs", "evn": {"A": "1"}}}}"#)?;
+    /// for warning in config.warnings() {
+    ///     eprintln!("warning: {warning}");
+    /// }
+    /// assert_eq!(config.warnings()[0].suggestion.as_deref(), Some("env"));
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn warnings(&self) -> &[ConfigWarning] {
+        &self.warnings
+    }
 }
 
 /// Where the text came from, and how variables are found.
@@ -340,7 +366,7 @@ fn parse_document(text: &str, place: &Place<'_>) -> Result<Config, ConfigError> 
                     "defined under both \"mcpServers\" and \"servers\"",
                 ));
             }
-            match parse_entry(name, entry, place)? {
+            match parse_entry(name, entry, place, &mut config.warnings)? {
                 Entry::Stdio(server) => config.servers.push(server),
                 Entry::Skipped(reason) => config.skipped.push(Skipped {
                     name: name.clone(),
@@ -358,6 +384,9 @@ fn parse_document(text: &str, place: &Place<'_>) -> Result<Config, ConfigError> 
     }
     config.servers.sort_by(|a, b| a.name.cmp(&b.name));
     config.skipped.sort_by(|a, b| a.name.cmp(&b.name));
+    config
+        .warnings
+        .sort_by(|a, b| (&a.server, &a.key).cmp(&(&b.server, &b.key)));
     Ok(config)
 }
 
@@ -366,7 +395,12 @@ enum Entry {
     Skipped(String),
 }
 
-fn parse_entry(name: &str, entry: &Value, place: &Place<'_>) -> Result<Entry, ConfigError> {
+fn parse_entry(
+    name: &str,
+    entry: &Value,
+    place: &Place<'_>,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<Entry, ConfigError> {
     let fail = |field: &str, message: String| ConfigError::new(Some(name), Some(field), message);
     let expand = |field: &str, text: &str| substitute(text, place).map_err(|m| fail(field, m));
     let Value::Object(entry) = entry else {
@@ -403,6 +437,8 @@ fn parse_entry(name: &str, entry: &Value, place: &Place<'_>) -> Result<Entry, Co
             ))
         }
     };
+    // A stdio server (others are skipped above): what it says that is not read.
+    warnings.extend(warning::unknown_keys(name, entry));
     let mut args = Vec::new();
     let items = field("args", "an array of strings", Value::is_array)?;
     for (i, item) in items
