@@ -401,6 +401,25 @@ impl Builder {
     ///
     /// As for [`spawn`](Self::spawn).
     pub fn spawn_with_driver(self) -> Result<(Transport, Driver), Error> {
+        let configured = self.name.is_some();
+        self.start().map_err(|error| match error {
+            // A server from a config file: say which field of its entry is at fault.
+            Error::Start { program, reason } if configured => {
+                let field = if reason.starts_with("no such directory") {
+                    "cwd"
+                } else {
+                    "command"
+                };
+                Error::Start {
+                    program,
+                    reason: format!("{reason} (the config entry's \"{field}\")"),
+                }
+            }
+            other => other,
+        })
+    }
+
+    fn start(self) -> Result<(Transport, Driver), Error> {
         let Some(program) = self.command.first() else {
             return Err(Error::EmptyCommand);
         };

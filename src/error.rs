@@ -129,24 +129,47 @@ pub enum Error {
     Closed,
     /// Connecting a client timed out: what it waited for, how long in all,
     /// and what the server wrote on stdout instead of an answer.
-    ConnectTimeout {
-        /// What got no answer, e.g. `initialize within 60s, after a server/discover
-        /// probe that got none within 10s`.
-        waited_for: String,
-        /// From the server's start to the failure.
-        waited: Duration,
-        /// How many stdout lines were not JSON-RPC (banners, logs, garbage).
-        noise: u64,
-        /// The first of them, cut to 200 characters.
-        first_noise: Option<String>,
-        /// What to try, when there is something.
-        hint: Option<String>,
-    },
+    ConnectTimeout(Box<ConnectDiagnosis>),
     /// The call's params or arguments cannot be sent (not a JSON object, or a
     /// call option that does not fit); nothing was written.
     InvalidArguments(String),
     /// A host configuration file could not be read ([`crate::config`]).
-    Config(crate::config::error::ConfigError),
+    Config(Box<crate::config::error::ConfigError>),
+}
+
+/// What a connect that timed out knows: what got no answer, how long it
+/// waited, and what the server wrote on stdout instead ([`Error::ConnectTimeout`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use stdio_mcp::{ConnectDiagnosis, Error};
+///
+/// let e = Error::ConnectTimeout(Box::new(ConnectDiagnosis {
+///     waited_for: "initialize within 60s".into(),
+///     waited: Duration::from_secs(61),
+///     noise: 2,
+///     first_noise: Some("Starting...".into()),
+///     hint: None,
+/// }));
+/// assert_eq!(
+///     e.to_string(),
+///     "MCP server did not answer initialize within 60s (61.0s since it started); \
+///      it wrote 2 stdout lines that are not JSON-RPC, the first: \"Starting...\""
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectDiagnosis {
+    /// What got no answer, e.g. `initialize within 60s, after a server/discover
+    /// probe that got no answer within 10s`.
+    pub waited_for: String,
+    /// From the server's start to the failure.
+    pub waited: Duration,
+    /// How many stdout lines were not JSON-RPC (banners, logs, garbage).
+    pub noise: u64,
+    /// The first of them, cut to 200 characters.
+    pub first_noise: Option<String>,
+    /// What to try, when there is something.
+    pub hint: Option<String>,
 }
 
 /// What kind of failure an [`Error`] is: what a caller can do about it, in
@@ -209,7 +232,7 @@ impl Error {
             | Error::InvalidResponse(_)
             | Error::MessageTooLarge { .. }
             | Error::Protocol(_) => ErrorKind::Protocol,
-            Error::Timeout { .. } | Error::ConnectTimeout { .. } => ErrorKind::Timeout,
+            Error::Timeout { .. } | Error::ConnectTimeout(_) => ErrorKind::Timeout,
             Error::Exited { .. } | Error::NotAlive | Error::StdoutClosed => ErrorKind::Exited,
             Error::LeftLoop | Error::CloseLeftLoop => ErrorKind::DriverDropped,
             Error::ResolveOnNotification { .. } | Error::InvalidArguments(_) => {
@@ -275,7 +298,7 @@ impl Error {
     pub fn category(&self) -> Option<&'static str> {
         match self.inner() {
             Error::Rpc(_) => Some("mcp"),
-            Error::Timeout { .. } | Error::ConnectTimeout { .. } => Some("timeout"),
+            Error::Timeout { .. } | Error::ConnectTimeout(_) => Some("timeout"),
             _ => None,
         }
     }
@@ -367,13 +390,14 @@ impl fmt::Display for Error {
                 within.as_secs_f64()
             ),
             Error::Closed => f.write_str("MCP client was closed: no more calls go to its server"),
-            Error::ConnectTimeout {
-                waited_for,
-                waited,
-                noise,
-                first_noise,
-                hint,
-            } => {
+            Error::ConnectTimeout(diagnosis) => {
+                let ConnectDiagnosis {
+                    waited_for,
+                    waited,
+                    noise,
+                    first_noise,
+                    hint,
+                } = diagnosis.as_ref();
                 write!(
                     f,
                     "MCP server did not answer {waited_for} ({:.1}s since it started)",
@@ -404,7 +428,7 @@ impl std::error::Error for Error {
         match self {
             Error::Server { error, .. } => Some(error.as_ref()),
             Error::GaveUp { last, .. } => Some(last.as_ref()),
-            Error::Config(error) => Some(error),
+            Error::Config(error) => Some(error.as_ref()),
             _ => None,
         }
     }
@@ -425,7 +449,7 @@ impl Error {
 
 impl From<crate::config::error::ConfigError> for Error {
     fn from(e: crate::config::error::ConfigError) -> Self {
-        Error::Config(e)
+        Error::Config(Box::new(e))
     }
 }
 

@@ -1,22 +1,58 @@
-//! Run a [Model Context Protocol] server as a child process and talk JSON-RPC 2.0
-//! with it over its stdin and stdout, from any async executor.
+//! Run a [Model Context Protocol] server as a child process and talk to it over
+//! its stdin and stdout, from any async executor: smol, async-std, Tokio (no
+//! compat layer needed: the crate brings its own reactor thread through
+//! async-io), or a plain `futures::executor::block_on`.
 //!
-//! A [`Transport`] is a cheap, cloneable handle: it queues request lines and
-//! registers their [`PendingRequest`]s. One [`Driver`] future per child does all
-//! of the child's I/O: it writes the queue, reads stdout line by line and routes
-//! each message (responses to their requests, notifications and server requests to
-//! your handlers), drains stderr, watches for the exit and carries out
-//! [`Transport::close`]. [`Builder::spawn`] runs drivers on one shared background
-//! thread; [`Builder::spawn_with_driver`] lets you run the driver on your own executor.
-//!
-//! Works with smol, async-std, Tokio, or a plain `futures::executor::block_on`.
-//!
-//! The [`client`] module adds the MCP handshake, typed results, pagination,
-//! progress and answers to the server's own requests on top of the transport.
+//! Most programs want the [`client`]: [`client::Client`] starts a server, finds
+//! its era of MCP (the stateless 2026-07-28, or the `initialize` handshake of
+//! the revisions up to 2025-11-25) and speaks it, with typed results, progress,
+//! the server's requests answered by async handlers, a default limit on every
+//! call, and restarts. [`config::Config`] reads the servers of a host's
+//! configuration file.
 //!
 //! [Model Context Protocol]: https://modelcontextprotocol.io
 //!
 //! # Example
+//!
+//! ```no_run
+//! # fn main() -> Result<(), stdio_mcp::Error> {
+//! # futures::executor::block_on(async {
+//! use serde_json::json;
+//! use stdio_mcp::client::Client;
+//! use stdio_mcp::Transport;
+//!
+//! let client = Client::connect(Transport::builder(["uvx", "mcp-server-time"])).await?;
+//! println!("{} ({} era)", client.server_info().name, client.era());
+//! for tool in client.list_tools().await? {
+//!     println!("- {}", tool.name);
+//! }
+//! let now = client
+//!     .call_tool("get_current_time", json!({"timezone": "Europe/Paris"}))
+//!     .await?;
+//! println!("{}", now.text());
+//! let status = client.close().await?;
+//! println!("the server exited: {status}");
+//! # Ok(()) })
+//! # }
+//! ```
+//!
+//! # Errors
+//!
+//! Every failure is an [`Error`] whose text reads on its own, and every error a
+//! client returns names its server:
+//! `server "time": MCP server process exited (code 1): fatal: no token`.
+//! [`Error::kind`] gives an [`ErrorKind`] to match on; [`Error::rpc_error`] the
+//! server's JSON-RPC error.
+//!
+//! # The transport underneath
+//!
+//! A [`Transport`] is a cheap, cloneable handle that speaks any JSON-RPC over a
+//! child's stdio: it queues request lines and registers their
+//! [`PendingRequest`]s. One [`Driver`] future per child does all of the child's
+//! I/O: it writes the queue, reads stdout line by line and routes each message,
+//! drains stderr, watches for the exit and carries out [`Transport::close`].
+//! [`Builder::spawn`] runs drivers on one shared background thread;
+//! [`Builder::spawn_with_driver`] lets you run the driver on your own executor.
 //!
 //! ```
 //! # fn main() -> Result<(), stdio_mcp::Error> {
@@ -37,24 +73,12 @@
 //! # }
 //! ```
 //!
-//! # Errors
-//!
-//! Every failure is an [`Error`] whose text reads on its own, e.g.
-//! `MCP server process exited (code 1): fatal: no token`. Errors the server sent
-//! have [`Error::category`] `"mcp"` and carry the [`RpcError`]; a request that ran
-//! out of time has `"timeout"`.
-//!
-//! # Closing
-//!
 //! [`Transport::close`] closes the child's stdin, then sends SIGTERM after 2 s and
 //! SIGKILL 2 s later if it is still running. Dropping every handle does the same;
 //! dropping the [`Driver`] kills the child at once. No child is left behind.
-//!
-//! # Lines that are not messages
-//!
-//! Servers sometimes print banners or debug text on stdout. Such lines, and
-//! responses to ids nobody waits for, are discarded without disturbing anything;
-//! [`Builder::on_discarded`] and [`Transport::discarded_lines`] make them visible.
+//! Lines on stdout that are not JSON-RPC (banners, logs) are discarded without
+//! disturbing anything; [`Builder::on_discarded`] and
+//! [`Transport::discarded_lines`] make them visible.
 
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
@@ -91,7 +115,7 @@ pub use builder::{Builder, DEFAULT_MAX_MESSAGE_SIZE};
 pub use child::ExitStatus;
 pub use driver::Driver;
 pub use driver::RunUntil;
-pub use error::{Error, ErrorKind, RpcError};
+pub use error::{ConnectDiagnosis, Error, ErrorKind, RpcError};
 pub use message::{DiscardedLine, Notification, ServerRequest};
 pub use pending::{PendingRequest, RequestOptions};
 pub use transport::{Close, Transport};

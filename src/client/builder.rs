@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::builder::Builder;
 use crate::driver::Driver;
-use crate::error::{Error, ErrorKind, RpcError};
+use crate::error::{ConnectDiagnosis, Error, ErrorKind, RpcError};
 use crate::message::{Notification, ServerRequest};
 use crate::transport::Transport;
 
@@ -404,13 +404,19 @@ impl ClientBuilder {
         self
     }
 
-    /// Starts the server on the shared background thread and performs the handshake.
+    /// Starts the server, its driver on the shared background thread, and
+    /// finds its era (see [`era`](Self::era)): with [`Era::Auto`] a
+    /// `server/discover` probe, then stateless 2026-07-28 with a modern server
+    /// or the `initialize` handshake with a legacy one.
     ///
     /// # Errors
     ///
-    /// The transport's error when the server cannot start, dies, or does not answer
-    /// in time; [`Error::Protocol`] when it answers with a revision this client
-    /// does not support. The server is closed on every failure.
+    /// Each names the server. [`ErrorKind::Start`](crate::ErrorKind::Start)
+    /// when it cannot start; the exit error when it dies;
+    /// [`Error::ConnectTimeout`] when it does not answer in time (what got no
+    /// answer, how long, what it wrote instead); [`Error::Protocol`] when it
+    /// answers with a revision this client does not support. The server is
+    /// closed on every failure.
     ///
     /// # Examples
     ///
@@ -535,13 +541,13 @@ impl ClientBuilder {
                 return error;
             }
             let (noise, first_noise) = noise.seen();
-            Error::ConnectTimeout {
+            Error::ConnectTimeout(Box::new(ConnectDiagnosis {
                 waited_for,
                 waited: since.elapsed(),
                 noise,
                 first_noise,
                 hint: hint.map(str::to_owned),
-            }
+            }))
         };
         let initialize = format!("initialize within {}s", handshake_limit.as_secs_f64());
         let (started, outcome) = match era {
@@ -655,7 +661,10 @@ type Started = (
 );
 
 impl Client {
-    /// Spawns the server, sends `initialize` and `notifications/initialized`.
+    /// Starts the server and finds its era: a `server/discover` probe, then
+    /// stateless 2026-07-28 with a modern server, or the `initialize`
+    /// handshake (and `notifications/initialized`) with a legacy one. The
+    /// defaults of [`ClientBuilder`] apply; [`Client::builder`] changes them.
     ///
     /// # Errors
     ///

@@ -453,10 +453,16 @@ impl Client {
     }
 
     /// Calls a tool. A tool that reports failure gives `Ok` with `is_error: true`.
+    /// `arguments` must be a JSON object, or `null` for none.
     ///
     /// # Errors
     ///
-    /// The transport's error (an unknown tool is usually `Error::Rpc`).
+    /// [`ErrorKind::InvalidArguments`](crate::ErrorKind::InvalidArguments) when
+    /// `arguments` is neither an object nor `null` (nothing is sent); else the
+    /// server's or the transport's error. An unknown tool is an `Ok` result
+    /// with `is_error` set from some servers (the TypeScript and Python SDKs'),
+    /// an [`ErrorKind::Rpc`](crate::ErrorKind::Rpc) error (`-32602`) from others:
+    /// handle both.
     ///
     /// # Examples
     ///
@@ -478,9 +484,11 @@ impl Client {
     /// handed to `on_progress` in order, all before this resolves. Other calls
     /// never see them.
     ///
-    /// The request's time limit does not restart on progress: it is the limit of
-    /// the whole call. For calls that may legitimately run long, set no timeout
-    /// (the default) or send the request yourself with [`RequestOptions`](crate::RequestOptions).
+    /// The client's default limit ([`ClientBuilder::request_timeout`](super::ClientBuilder::request_timeout))
+    /// restarts with each progress, so a call that keeps reporting is never cut
+    /// short by it. For other limits (one that progress restarts or not, a cap
+    /// on the whole call) use [`call_tool_with`](Self::call_tool_with) and
+    /// [`CallOptions`].
     ///
     /// # Errors
     ///
