@@ -388,3 +388,45 @@ fn killed_real_servers_are_restarted_in_their_era() {
         }
     });
 }
+
+#[test]
+fn everything_never_sees_params_that_would_hang_the_call() {
+    let Some(builder) = everything("everything_never_sees_params_that_would_hang_the_call") else {
+        return;
+    };
+    run(30, async {
+        use stdio_mcp::client::CallOptions;
+        use stdio_mcp::ErrorKind;
+        let client = Client::builder(builder)
+            .name("everything")
+            .connect()
+            .await
+            .unwrap();
+        // server-everything drops a request whose params are not an object,
+        // without an answer: refused here, it can never hang the caller.
+        let e = client
+            .request("tools/list", Some(json!("str")), CallOptions::new())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArguments);
+        assert!(
+            e.to_string()
+                .starts_with("server \"everything\": MCP call not sent"),
+            "{e}"
+        );
+        let e = client.call_tool("echo", json!("hello")).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArguments);
+        // An unknown tool: this server answers with an isError result, not an error.
+        let unknown = client.call_tool("no-such-tool", json!({})).await;
+        let unknown = unknown.unwrap();
+        assert!(unknown.is_error, "{unknown:?}");
+        assert!(
+            unknown.text().contains("no-such-tool not found"),
+            "{}",
+            unknown.text()
+        );
+        // The client and its server are fine.
+        client.ping().await.unwrap();
+        client.close().await.unwrap();
+    });
+}
