@@ -118,54 +118,46 @@ fn a_dropped_request_is_bounded_with_block_on_and_the_background_thread() {
     });
 }
 
-#[test]
-fn a_dropped_request_is_bounded_with_smol_running_the_driver() {
-    smol::block_on(async {
-        let connect = |b: Builder| -> ClientBuilder { Client::builder(b) };
-        // The driver on the caller's executor sweeps the deadlines too.
-        let client = connect(peer(&[]))
-            .request_timeout(Some(Duration::from_millis(200)))
-            .connect_with(|driver| smol::spawn(driver).detach())
+/// The client's limit, kept by a driver that runs on the caller's executor.
+async fn times_out_on_its_driver(connect: impl FnOnce(ClientBuilder) -> Connecting) {
+    let client =
+        connect(Client::builder(peer(&[])).request_timeout(Some(Duration::from_millis(200))))
             .await
             .unwrap();
-        let e = within(5, client.request("test/never", None, CallOptions::new()))
-            .await
-            .unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Timeout);
-        client.close().await.unwrap();
-    });
+    let e = within(5, client.request("test/never", None, CallOptions::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    client.close().await.unwrap();
+}
+
+type Connecting = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Client, Error>>>>;
+
+#[test]
+fn a_dropped_request_is_bounded_with_smol_running_the_driver() {
+    smol::block_on(times_out_on_its_driver(|b| {
+        Box::pin(b.connect_with(|driver| smol::spawn(driver).detach()))
+    }));
 }
 
 #[async_std::test]
 async fn a_dropped_request_is_bounded_with_async_std_running_the_driver() {
-    let client = Client::builder(modern())
-        .request_timeout(Some(Duration::from_millis(200)))
-        .connect_with(|driver| {
+    times_out_on_its_driver(|b| {
+        Box::pin(b.connect_with(|driver| {
             async_std::task::spawn(driver);
-        })
-        .await
-        .unwrap();
-    let e = within(5, client.request("test/never", None, CallOptions::new()))
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Timeout);
-    client.close().await.unwrap();
+        }))
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_request_is_bounded_with_tokio_running_the_driver() {
-    let client = Client::builder(peer(&[]))
-        .request_timeout(Some(Duration::from_millis(200)))
-        .connect_with(|driver| {
+    times_out_on_its_driver(|b| {
+        Box::pin(b.connect_with(|driver| {
             tokio::spawn(driver);
-        })
-        .await
-        .unwrap();
-    let e = within(5, client.request("test/never", None, CallOptions::new()))
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Timeout);
-    client.close().await.unwrap();
+        }))
+    })
+    .await;
 }
 
 #[test]
