@@ -494,12 +494,7 @@ impl Builder {
     pub(crate) fn server_name(&self) -> String {
         match (&self.name, self.command.first()) {
             (Some(name), _) => name.clone(),
-            // The program's file name: `npx`, not where it was found.
-            (None, Some(program)) => std::path::Path::new(program)
-                .file_name()
-                .unwrap_or(program)
-                .to_string_lossy()
-                .into_owned(),
+            (None, Some(program)) => program_name(program),
             (None, None) => String::new(),
         }
     }
@@ -523,6 +518,24 @@ impl Builder {
             }
         }
         path.unwrap_or_else(|| std::env::var_os("PATH"))
+    }
+}
+
+/// A program as a person calls it: its file name without the folder or an
+/// executable extension (`npx` for `C:\\nodejs\\npx.cmd`).
+fn program_name(program: &OsStr) -> String {
+    let name = Path::new(program)
+        .file_name()
+        .unwrap_or(program)
+        .to_string_lossy();
+    let executable = [".exe", ".cmd", ".bat", ".com"].iter().find(|ext| {
+        name.len() > ext.len()
+            && name.is_char_boundary(name.len() - ext.len())
+            && name[name.len() - ext.len()..].eq_ignore_ascii_case(ext)
+    });
+    match executable {
+        Some(ext) => name[..name.len() - ext.len()].to_owned(),
+        None => name.into_owned(),
     }
 }
 
@@ -567,5 +580,26 @@ impl fmt::Debug for Builder {
             .field("kill_on_parent_death", &self.kill_on_parent_death)
             .field("handlers", &self.handlers)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::program_name;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn a_program_is_named_by_its_file_name_without_an_executable_extension() {
+        assert_eq!(program_name(OsStr::new("npx")), "npx");
+        assert_eq!(
+            program_name(OsStr::new("/usr/bin/python3.11")),
+            "python3.11"
+        );
+        assert_eq!(program_name(OsStr::new("C:/nodejs/npx.CMD")), "npx");
+        assert_eq!(
+            program_name(OsStr::new("stdio-mcp-peer.exe")),
+            "stdio-mcp-peer"
+        );
+        assert_eq!(program_name(OsStr::new(".exe")), ".exe");
     }
 }
