@@ -135,6 +135,10 @@ pub enum Error {
     InvalidArguments(String),
     /// A host configuration file could not be read ([`crate::config`]).
     Config(Box<crate::config::error::ConfigError>),
+    /// A tool reported failure (`isError: true`), made an error by
+    /// [`CallToolResult::into_result`](crate::client::CallToolResult::into_result);
+    /// this holds the text it gave.
+    Tool(String),
 }
 
 /// What a connect that timed out knows: what got no answer, how long it
@@ -208,6 +212,9 @@ pub enum ErrorKind {
     DriverDropped,
     /// A host configuration file could not be read.
     Config,
+    /// A tool reported failure (`isError: true`), through
+    /// [`CallToolResult::into_result`](crate::client::CallToolResult::into_result).
+    Tool,
 }
 
 impl Error {
@@ -241,6 +248,7 @@ impl Error {
             Error::GaveUp { .. } => ErrorKind::GaveUp,
             Error::Closed => ErrorKind::Closed,
             Error::Config(_) => ErrorKind::Config,
+            Error::Tool(_) => ErrorKind::Tool,
         }
     }
 
@@ -419,6 +427,7 @@ impl fmt::Display for Error {
             }
             Error::InvalidArguments(what) => write!(f, "MCP call not sent: {what}"),
             Error::Config(error) => write!(f, "MCP configuration: {error}"),
+            Error::Tool(text) => write!(f, "MCP tool reported an error: {text}"),
         }
     }
 }

@@ -27,6 +27,8 @@ use super::noise::Noise;
 use super::restart::{self, Again, Handoff, RestartHook, RestartInfo, RestartPolicy, Restarter};
 use super::session::{handshake, known_era, probe, remember_era, Hello, Probe};
 use super::types::{Extra, Implementation};
+#[cfg(feature = "validate")]
+use super::validation::{Invalid, Validation};
 
 /// Configures a [`Client`] before it connects: client info, async handlers for
 /// what the server asks, the era, the probe's and the handshake's time limits.
@@ -56,6 +58,8 @@ pub struct ClientBuilder {
     on_restart: Option<RestartHook>,
     request_timeout: Option<Duration>,
     name: Option<String>,
+    #[cfg(feature = "validate")]
+    checks: super::validation::Checks,
 }
 
 impl ClientBuilder {
@@ -88,6 +92,8 @@ impl ClientBuilder {
             on_restart: None,
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             name: None,
+            #[cfg(feature = "validate")]
+            checks: super::validation::Checks::default(),
         }
     }
 
@@ -404,6 +410,89 @@ impl ClientBuilder {
         self
     }
 
+    /// Checks each tool call's arguments against the tool's `inputSchema`
+    /// before sending them (feature `validate`; default [`Validation::Off`]).
+    /// The schemas come from the client's tool list
+    /// ([`Client::tools`], listed at the first call if need be) and are
+    /// compiled once per tool; a schema that does not compile is reported once
+    /// and not enforced. With [`Validation::Enforce`] a call whose arguments
+    /// do not match fails before anything is written, with one line per
+    /// problem (its JSON pointer and what was expected), a text a model can
+    /// correct its call from.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use serde_json::json;
+    /// use stdio_mcp::client::{Client, Validation};
+    /// use stdio_mcp::{ErrorKind, Transport};
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .validate_arguments(Validation::Enforce)
+    ///     .connect()
+    ///     .await?;
+    /// if let Err(e) = client.call_tool("add", json!({"a": "one"})).await {
+    ///     assert_eq!(e.kind(), ErrorKind::InvalidArguments);
+    ///     println!("{e}"); // …do not match its inputSchema:\n- /a: "one" is not of type "number"…
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    #[cfg(feature = "validate")]
+    pub fn validate_arguments(mut self, mode: Validation) -> Self {
+        self.checks.arguments = mode;
+        self
+    }
+
+    /// Checks each tool result's `structuredContent` against the tool's
+    /// `outputSchema` (feature `validate`; default [`Validation::Off`]); never
+    /// a result that reports failure (`isError`). With
+    /// [`Validation::Enforce`] a mismatch fails the call with
+    /// [`ErrorKind::Protocol`](crate::ErrorKind::Protocol).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, Validation};
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .validate_results(Validation::Warn)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    #[cfg(feature = "validate")]
+    pub fn validate_results(mut self, mode: Validation) -> Self {
+        self.checks.results = mode;
+        self
+    }
+
+    /// Called with each mismatch found by [`validate_arguments`](Self::validate_arguments)
+    /// or [`validate_results`](Self::validate_results) (in either mode), and
+    /// once for each schema that cannot be compiled (feature `validate`).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, Validation};
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     .validate_arguments(Validation::Warn)
+    ///     .on_invalid(|invalid| eprintln!("{}: {:?}", invalid.tool, invalid.problems))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    #[cfg(feature = "validate")]
+    pub fn on_invalid(mut self, hook: impl Fn(&Invalid) + Send + Sync + 'static) -> Self {
+        self.checks.on_invalid = Some(Arc::new(hook));
+        self
+    }
+
     /// Starts the server, its driver on the shared background thread, and
     /// finds its era (see [`era`](Self::era)): with [`Era::Auto`] a
     /// `server/discover` probe, then stateless 2026-07-28 with a modern server
@@ -481,6 +570,8 @@ impl ClientBuilder {
             on_restart,
             request_timeout,
             name: _,
+            #[cfg(feature = "validate")]
+            checks,
         } = self;
         let capabilities = requests.capabilities();
         let other = transport.handlers.request.take();
@@ -642,14 +733,17 @@ impl ClientBuilder {
             // then gives the client up at once.
             let _ = handoff.send(Handoff::new(&life, restarter));
         }
-        Ok(Client::new(
+        let client = Client::new(
             life,
             session,
             inputs,
             progress,
             request_timeout,
             name.to_owned(),
-        ))
+        );
+        #[cfg(feature = "validate")]
+        let client = client.with_checks(checks);
+        Ok(client)
     }
 }
 

@@ -11,6 +11,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::child::ExitStatus;
@@ -20,9 +21,10 @@ use crate::transport::{Close, Transport};
 use super::call::{self, CallOptions};
 use super::era::Era;
 use super::handlers::InputHandlers;
-use super::inbound::Routes;
+use super::inbound::{Routes, Subscription};
 use super::life::{ClientState, Life};
 use super::session::Session;
+use super::tool_cache::ToolCache;
 use super::types::{
     CallToolResult, CompleteResult, GetPromptResult, Implementation, ListItem, Listing,
     LoggingLevel, Progress, Prompt, ReadResourceResult, Resource, ResourceTemplate,
@@ -67,6 +69,14 @@ pub(super) struct Connected {
     request_timeout: Option<Duration>,
     /// The server's name in errors: its config name, else its program.
     name: String,
+    /// The tool list `tools()` serves.
+    pub(super) tools: ToolCache,
+    /// The listen for a modern server's tools `list_changed`: `None` until
+    /// the first `tools()`, then the stream if the server took it.
+    pub(super) tool_watch: futures::lock::Mutex<Option<Option<Subscription>>>,
+    /// What is checked against the tools' schemas.
+    #[cfg(feature = "validate")]
+    pub(super) checks: super::validation::Checks,
 }
 
 impl Client {
@@ -87,8 +97,21 @@ impl Client {
                 next_token: AtomicU64::new(1),
                 request_timeout,
                 name,
+                tools: ToolCache::default(),
+                tool_watch: futures::lock::Mutex::new(None),
+                #[cfg(feature = "validate")]
+                checks: super::validation::Checks::default(),
             }),
         }
+    }
+
+    /// The new client, checking what `checks` says.
+    #[cfg(feature = "validate")]
+    pub(super) fn with_checks(mut self, checks: super::validation::Checks) -> Self {
+        Arc::get_mut(&mut self.inner)
+            .expect("a client just made has no clone")
+            .checks = checks;
+        self
     }
 
     /// The server's name, version, title and whatever else it said about itself.
@@ -359,7 +382,7 @@ impl Client {
         self.named(listing)
     }
 
-    async fn every_page<T: ListItem>(&self) -> Result<Listing<T>, Error> {
+    pub(super) async fn every_page<T: ListItem>(&self) -> Result<Listing<T>, Error> {
         let (method, key) = (T::METHOD, T::FIELD);
         let mut listing = Listing {
             items: Vec::new(),
@@ -432,7 +455,8 @@ impl Client {
             .map(drop)
     }
 
-    /// Every tool, across all pages.
+    /// Every tool, across all pages, asked of the server now; the list
+    /// [`tools`](Self::tools) serves is refreshed with it.
     ///
     /// # Errors
     ///
@@ -449,11 +473,17 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
-        Ok(self.listing::<Tool>().await?.items)
+        let version = self.tools_version();
+        let listing = self.listing::<Tool>().await?;
+        self.inner
+            .tools
+            .store(&listing.items, listing.fresh_until, version);
+        Ok(listing.items)
     }
 
     /// Calls a tool. A tool that reports failure gives `Ok` with `is_error: true`.
-    /// `arguments` must be a JSON object, or `null` for none.
+    /// `arguments` is anything that serializes to a JSON object (`json!({..})`,
+    /// a struct, a map), or to `null` for none.
     ///
     /// # Errors
     ///
@@ -475,7 +505,11 @@ impl Client {
     /// }
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<CallToolResult, Error> {
         self.call_tool_with(name, arguments, CallOptions::new())
             .await
     }
@@ -509,7 +543,7 @@ impl Client {
     pub async fn call_tool_with_progress(
         &self,
         name: &str,
-        arguments: Value,
+        arguments: impl Serialize,
         on_progress: impl FnMut(&Progress) + Send + 'static,
     ) -> Result<CallToolResult, Error> {
         self.call_tool_with(name, arguments, CallOptions::new().on_progress(on_progress))
@@ -548,9 +582,22 @@ impl Client {
     pub async fn call_tool_with(
         &self,
         name: &str,
-        arguments: Value,
+        arguments: impl Serialize,
         options: CallOptions,
     ) -> Result<CallToolResult, Error> {
+        let arguments = match serde_json::to_value(arguments) {
+            Ok(arguments) => arguments,
+            Err(error) => {
+                return self.named(Err(Error::InvalidArguments(format!(
+                    "the arguments of tool {name} cannot be made JSON: {error}"
+                ))))
+            }
+        };
+        #[cfg(feature = "validate")]
+        {
+            let checked = self.check_arguments(name, &arguments).await;
+            self.named(checked)?;
+        }
         let params = match arguments {
             // No arguments: the key is left out.
             Value::Null => json!({ "name": name }),
@@ -563,7 +610,13 @@ impl Client {
             }
         };
         let result = self.request("tools/call", Some(params), options).await?;
-        self.named(decode("tools/call", result))
+        let result: CallToolResult = self.named(decode("tools/call", result))?;
+        #[cfg(feature = "validate")]
+        {
+            let checked = self.check_result(name, &result).await;
+            self.named(checked)?;
+        }
+        Ok(result)
     }
 
     /// Every prompt, across all pages.

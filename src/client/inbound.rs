@@ -35,12 +35,20 @@ type ProgressCallback = Arc<Mutex<dyn FnMut(&Progress) + Send>>;
 pub(crate) struct Routes {
     calls: Mutex<HashMap<String, ProgressCallback>>,
     pub(crate) listeners: Listeners,
+    /// The tools `list_changed` notifications read so far (the tool cache
+    /// compares it with the count it listed at).
+    tool_changes: AtomicU64,
 }
 
 impl Routes {
     pub(crate) fn add(&self, token: String, callback: impl FnMut(&Progress) + Send + 'static) {
         let callback: ProgressCallback = Arc::new(Mutex::new(callback));
         self.lock().insert(token, callback);
+    }
+
+    /// How many tools `list_changed` notifications the server sent.
+    pub(crate) fn tool_changes(&self) -> u64 {
+        self.tool_changes.load(Ordering::Acquire)
     }
 
     pub(crate) fn remove(&self, token: &str) {
@@ -74,6 +82,9 @@ impl Routes {
         Box::new(move |notification: &Notification| {
             if notification.method == "notifications/progress" {
                 self.deliver(notification);
+            }
+            if notification.method == "notifications/tools/list_changed" {
+                self.tool_changes.fetch_add(1, Ordering::Release);
             }
             self.listeners.deliver(notification);
             if let Some(user) = &mut user {

@@ -24,6 +24,7 @@
 // then the public client (connected, listen) and its builder.
 mod builder;
 mod call;
+mod catalog;
 mod connected;
 mod era;
 mod handlers;
@@ -33,7 +34,10 @@ mod listen;
 mod noise;
 mod restart;
 mod session;
+mod tool_cache;
 mod types;
+#[cfg(feature = "validate")]
+mod validation;
 mod wire;
 
 pub use builder::ClientBuilder;
@@ -54,3 +58,5 @@ pub use types::{
     ListItem, Listing, LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, Tool,
 };
+#[cfg(feature = "validate")]
+pub use validation::{Checked, Invalid, Validation};

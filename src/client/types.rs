@@ -3,6 +3,7 @@
 //! Every struct keeps the members it does not model in `extra` (flattened), so a
 //! field a server adds — or a newer protocol revision defines — is never lost.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -166,6 +167,82 @@ pub struct CallToolResult {
 }
 
 impl CallToolResult {
+    /// The structured result as `T`: from `structuredContent` when the tool
+    /// gave one, else from its text content read as JSON (what tools without
+    /// an output schema return).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Protocol`](crate::ErrorKind::Protocol), saying which of
+    /// the two it read and why that is no `T`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde::Deserialize;
+    /// use serde_json::json;
+    /// use stdio_mcp::client::CallToolResult;
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Weather { celsius: f64 }
+    ///
+    /// let r: CallToolResult = serde_json::from_value(json!({
+    ///     "content": [{"type": "text", "text": "{\"celsius\": 21.5}"}],
+    ///     "structuredContent": {"celsius": 21.5}
+    /// })).unwrap();
+    /// assert_eq!(r.structured::<Weather>()?.celsius, 21.5);
+    /// # Ok::<(), stdio_mcp::Error>(())
+    /// ```
+    pub fn structured<T: DeserializeOwned>(&self) -> Result<T, crate::Error> {
+        if let Some(structured) = &self.structured_content {
+            return T::deserialize(structured).map_err(|e| {
+                crate::Error::Protocol(format!(
+                    "the tool's structuredContent is not a {}: {e}",
+                    std::any::type_name::<T>()
+                ))
+            });
+        }
+        let text = self.text();
+        serde_json::from_str(&text).map_err(|e| {
+            crate::Error::Protocol(format!(
+                "the tool result has no structuredContent, and its text is not a {} in JSON \
+                 ({e}): {}",
+                std::any::type_name::<T>(),
+                excerpt(&text)
+            ))
+        })
+    }
+
+    /// This result, or the tool's failure as an error: an `isError` result
+    /// becomes an [`Error::Tool`](crate::Error::Tool) with its text (kind
+    /// [`ErrorKind::Tool`](crate::ErrorKind::Tool)), for callers that want
+    /// `?` to stop at a failed tool.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Tool`](crate::Error::Tool) when `is_error` is set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use stdio_mcp::client::CallToolResult;
+    /// use stdio_mcp::ErrorKind;
+    ///
+    /// let failed: CallToolResult = serde_json::from_value(json!({
+    ///     "content": [{"type": "text", "text": "no such city"}], "isError": true
+    /// })).unwrap();
+    /// let e = failed.into_result().unwrap_err();
+    /// assert_eq!(e.kind(), ErrorKind::Tool);
+    /// assert_eq!(e.to_string(), "MCP tool reported an error: no such city");
+    /// ```
+    pub fn into_result(self) -> Result<CallToolResult, crate::Error> {
+        if self.is_error {
+            return Err(crate::Error::Tool(self.text()));
+        }
+        Ok(self)
+    }
+
     /// The text of every `text` content, joined with newlines.
     ///
     /// # Examples
@@ -681,5 +758,13 @@ impl<T> Listing<T> {
     pub fn is_fresh(&self) -> bool {
         self.fresh_until
             .is_some_and(|until| std::time::Instant::now() < until)
+    }
+}
+
+/// A text as an error quotes it: cut after 200 characters.
+fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{:?}…", &text[..at]),
+        None => format!("{text:?}"),
     }
 }

@@ -10,7 +10,8 @@
 //! (never read stdin), `--grandchild` (start a long-lived, silent copy of itself that
 //! shares the pipes), `--detached-grandchild` (the same, but on `/dev/null` instead of
 //! the pipes and ignoring SIGTERM, as a daemonised helper would), `--watchdog SECS` (exit after that long whatever happens; default 60),
-//! `--paged` (list tools one per page), `--initialize MODE` (answer `initialize`
+//! `--paged` (list tools one per page), `--schemas` (more tools, with schemas to
+//! validate against: `schemas.rs`), `--initialize MODE` (answer `initialize`
 //! with protocol version MODE, or `exit` to die, or `never` to stay silent),
 //! `--discover MODE` (its answer to the 2026-07-28 probe `server/discover`:
 //! `modern` speaks only 2026-07-28 and refuses `initialize`; `dual` speaks both
@@ -22,6 +23,7 @@
 //! Without it the peer is a legacy server: `server/discover` is an unknown method.
 
 mod demo;
+mod schemas;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -66,6 +68,7 @@ struct Flags {
     detached_grandchild: bool,
     watchdog: u64,
     paged: bool,
+    schemas: bool,
     initialize: Option<String>,
     discover: Option<String>,
     /// Exit (code 7) on this request instead of answering it.
@@ -84,6 +87,7 @@ fn flags() -> Flags {
         detached_grandchild: false,
         watchdog: 60,
         paged: false,
+        schemas: false,
         initialize: None,
         discover: None,
         crash_after: None,
@@ -99,6 +103,7 @@ fn flags() -> Flags {
             "--grandchild" => f.grandchild = true,
             "--detached-grandchild" => f.detached_grandchild = true,
             "--paged" => f.paged = true,
+            "--schemas" => f.schemas = true,
             "--initialize" => f.initialize = args.next(),
             "--discover" => f.discover = args.next(),
             "--crash-after" => f.crash_after = args.next().and_then(|s| s.parse().ok()),
@@ -165,6 +170,7 @@ fn main() {
     }
     let mut peer = Peer {
         paged: flags.paged,
+        schemas: flags.schemas,
         initialize: flags.initialize.clone(),
         discover: flags.discover.clone(),
         probes: 0,
@@ -197,6 +203,7 @@ fn main() {
 
 struct Peer {
     paged: bool,
+    schemas: bool,
     initialize: Option<String>,
     discover: Option<String>,
     probes: u32,
@@ -345,7 +352,7 @@ impl Peer {
             let result = json!({
                 "resultType": "complete",
                 "supportedVersions": versions,
-                "capabilities": { "tools": {}, "prompts": {}, "resources": {} },
+                "capabilities": { "tools": { "listChanged": true }, "prompts": {}, "resources": {} },
                 "instructions": "A demo server: try the echo, add and countdown tools.",
                 "ttlMs": 60000,
                 "cacheScope": "public",
@@ -395,6 +402,20 @@ impl Peer {
                 return answer(&self.out, &id, Ok(result));
             }
             _ => {}
+        }
+        if self.schemas {
+            if method == "tools/list" {
+                let mut all = demo::handle(method, &params, &mut notify).unwrap().unwrap();
+                let tools = all["tools"].as_array_mut().unwrap();
+                tools.extend(schemas::tools());
+                return answer(&self.out, &id, Ok(all));
+            }
+            if let Some(result) = (method == "tools/call")
+                .then(|| schemas::call(&params))
+                .flatten()
+            {
+                return answer(&self.out, &id, Ok(result));
+            }
         }
         if method == "tools/list" && self.paged {
             // One tool a page; the cursor is the index of the next one.
