@@ -747,6 +747,47 @@ fn rows() -> Vec<Row> {
 /// WINDOW in flight (calls per second).
 /// `mode`: `legacy` or `modern`, and `+restart` for a client with a restart policy.
 /// Pipelined with `window` calls in flight.
+/// The tool catalog's rows, µs per call: `tools` (the list from a warm cache),
+/// `validate-off` and `validate-on` (a `tools/call` whose ten arguments are
+/// checked against the tool's schema; `on` needs `--features validate`).
+fn client_catalog(mode: &str, n: u64) -> f64 {
+    use stdio_mcp::client::{Client, Era};
+    futures::executor::block_on(async {
+        let builder = Client::builder(Transport::builder([SERVER])).era(Era::Legacy);
+        #[cfg(feature = "validate")]
+        let builder = builder.validate_arguments(match mode {
+            "validate-on" => stdio_mcp::client::Validation::Enforce,
+            _ => stdio_mcp::client::Validation::Off,
+        });
+        #[cfg(not(feature = "validate"))]
+        assert!(
+            mode != "validate-on",
+            "validate-on needs --features validate"
+        );
+        let client = builder.connect().await.unwrap();
+        let args = json!({
+            "p0": "a", "p1": 1, "p2": 1.5, "p3": true, "p4": "e",
+            "p5": "f", "p6": 6, "p7": 7.5, "p8": false, "p9": "j"
+        });
+        let once = || async {
+            match mode {
+                "tools" => drop(client.tools().await.unwrap()),
+                _ => drop(client.call_tool("echo", &args).await.unwrap()),
+            }
+        };
+        for _ in 0..1000 {
+            once().await;
+        }
+        let start = Instant::now();
+        for _ in 0..n {
+            once().await;
+        }
+        let micros = start.elapsed().as_secs_f64() * 1e6 / n as f64;
+        client.close().await.unwrap();
+        micros
+    })
+}
+
 fn client_calls(mode: &str, n: u64, pipelined: bool, window: usize) -> f64 {
     use stdio_mcp::client::{Client, Era, RestartPolicy};
     let modern = mode.starts_with("modern");
@@ -801,7 +842,8 @@ fn child_main(label: &str) {
         // with workload seq|pipe|notify|spawn|spawn-paired|blob|floor|local-floor and mode
         // raw|thread|local|same; or client-seq|client-pipe with mode modern|legacy,
         // either with +restart (a client with a restart policy), and for
-        // client-pipe the calls in flight after the count (default WINDOW).
+        // client-pipe the calls in flight after the count (default WINDOW); or
+        // client-catalog with mode tools|validate-off|validate-on.
         let parts: Vec<&str> = spec.split(',').collect();
         let mode = match parts.get(1).copied().unwrap_or("thread") {
             "raw" => None,
@@ -823,6 +865,7 @@ fn child_main(label: &str) {
             ("spawn", Some(m)) => spawn(m, arg(2, 200)),
             ("spawn-paired", _) => spawn_paired(arg(2, 300)).0,
             ("client-seq", _) => client_calls(parts[1], arg(2, 20_000), false, 1),
+            ("client-catalog", _) => client_catalog(parts[1], arg(2, 20_000)),
             ("client-pipe", _) => client_calls(
                 parts[1],
                 arg(2, 100_000),

@@ -285,7 +285,7 @@ fn handlers_answer_and_are_declared_as_capabilities() {
         let init = lines.iter().find(|l| l["method"] == "initialize").unwrap();
         assert_eq!(
             init["params"]["capabilities"],
-            json!({"roots": {"listChanged": false}, "sampling": {}, "elicitation": {}})
+            json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {"form": {}}})
         );
         assert_eq!(
             init["params"]["clientInfo"],

@@ -230,12 +230,19 @@ fn time_server_gives_the_current_time() {
             .await
             .unwrap();
         assert!(!r.is_error, "{r:?}");
-        let answer: Value = serde_json::from_str(&r.text()).unwrap();
-        assert_eq!(answer["timezone"], "UTC");
-        assert!(
-            answer["datetime"].as_str().unwrap().starts_with("20"),
-            "{answer}"
-        );
+        // Read as a type, whether it sent structuredContent or JSON text.
+        #[derive(serde::Deserialize)]
+        struct Time {
+            timezone: String,
+            datetime: String,
+        }
+        let answer: Time = r.clone().into_result().unwrap().structured().unwrap();
+        assert_eq!(answer.timezone, "UTC");
+        assert!(answer.datetime.starts_with("20"), "{}", answer.datetime);
+        // The cached catalog has the tool, and asks the server only once.
+        let cached = client.tools().await.unwrap();
+        assert_eq!(client.tools().await.unwrap(), cached);
+        assert!(cached.iter().any(|t| t.name == "get_current_time"));
         let e = client
             .call_tool("get_current_time", json!({"timezone": "Not/AZone"}))
             .await;
@@ -425,8 +432,56 @@ fn everything_never_sees_params_that_would_hang_the_call() {
             "{}",
             unknown.text()
         );
+        // For callers that want `?` to stop at it: an error of kind Tool.
+        let failed = unknown.into_result().unwrap_err();
+        assert_eq!(failed.kind(), ErrorKind::Tool);
+        assert!(
+            failed.to_string().contains("no-such-tool not found"),
+            "{failed}"
+        );
         // The client and its server are fine.
         client.ping().await.unwrap();
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn everything_elicitation_is_answered_through_the_typed_builder() {
+    let Some(builder) = everything("everything_elicitation_is_answered_through_the_typed_builder")
+    else {
+        return;
+    };
+    run(30, async {
+        use stdio_mcp::client::{ElicitRequest, ElicitResult};
+        let asked = Arc::new(Mutex::new(None));
+        let seen = Arc::clone(&asked);
+        let client = Client::builder(builder)
+            .on_elicitation(move |request| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    let request = ElicitRequest::from_request(&request)?;
+                    *seen.lock().unwrap() = Some(request);
+                    Ok(ElicitResult::accept(json!({"name": "Ada"})).into())
+                }
+            })
+            .connect()
+            .await
+            .unwrap();
+        let result = client
+            .call_tool("trigger-elicitation-request", json!({}))
+            .await
+            .unwrap();
+        // The server read the answer the builder made.
+        assert!(result.text().contains("- Name: Ada"), "{}", result.text());
+        assert!(!result.is_error);
+        let asked = asked.lock().unwrap().take().expect("the handler was asked");
+        let ElicitRequest::Form {
+            requested_schema, ..
+        } = asked
+        else {
+            panic!("a form: {asked:?}");
+        };
+        assert_eq!(requested_schema["required"], json!(["name"]));
         client.close().await.unwrap();
     });
 }

@@ -1,6 +1,7 @@
 //! `stdio-mcp-bench-server`: a fast, std-only MCP server for the benchmarks.
 //!
-//! It answers `initialize`, `ping`, `tools/list` (empty) and `tools/call` with the tools `echo`
+//! It answers `initialize`, `ping`, `tools/list` (`echo`, its schema ten typed
+//! properties, for the validation row) and `tools/call` with the tools `echo`
 //! (returns its arguments), `blob` (a text of `bytes` bytes of `x`) and `notify`
 //! (`count` progress notifications, then its result). Answers are buffered and
 //! flushed whenever no more input is waiting, so pipelined requests cost few writes.
@@ -76,7 +77,16 @@ fn main() -> io::Result<()> {
                 "capabilities": { "tools": {} },
                 "_meta": { "io.modelcontextprotocol/serverInfo": { "name": "stdio-mcp-bench-server", "version": "1" } }
             }),
-            "tools/list" => json!({ "tools": [] }),
+            "tools/list" => {
+                let kinds = ["string", "integer", "number", "boolean", "string"];
+                let properties: serde_json::Map<String, Value> = (0..10)
+                    .map(|i| (format!("p{i}"), json!({ "type": kinds[i % 5] })))
+                    .collect();
+                json!({ "tools": [{
+                    "name": "echo",
+                    "inputSchema": { "type": "object", "properties": properties, "required": ["p0", "p1"] }
+                }] })
+            }
             "tools/call" => {
                 let args = &request.params.arguments;
                 match request.params.name.as_deref() {

@@ -3,6 +3,8 @@
 //! server's through a `subscriptions/listen` the client opens for them) and
 //! restarts.
 
+use std::sync::Arc;
+
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 
@@ -47,10 +49,11 @@ impl Client {
     /// ```
     pub async fn tools(&self) -> Result<Vec<Tool>, Error> {
         let tools = self.cached_tools().await;
-        self.named(tools)
+        self.named(tools.map(|tools| tools.to_vec()))
     }
 
-    async fn cached_tools(&self) -> Result<Vec<Tool>, Error> {
+    /// The fresh list, shared with the cache (no copy).
+    async fn cached_tools(&self) -> Result<Arc<[Tool]>, Error> {
         self.watch_tool_changes().await;
         loop {
             let version = self.tools_version();
@@ -62,7 +65,7 @@ impl Client {
                     self.inner
                         .tools
                         .store(&listing.items, listing.fresh_until, version);
-                    return Ok(listing.items);
+                    return Ok(listing.items.into());
                 }
             }
         }

@@ -48,6 +48,10 @@ pub(crate) struct InputHandlers {
     pub(crate) roots: Option<ServerRequestHandler>,
     pub(crate) sampling: Option<ServerRequestHandler>,
     pub(crate) elicitation: Option<ServerRequestHandler>,
+    /// The elicitation handler takes URL mode too.
+    pub(crate) elicitation_url: bool,
+    /// The sampling handler takes `tools` and `toolChoice`.
+    pub(crate) sampling_tools: bool,
 }
 
 impl InputHandlers {
@@ -76,13 +80,21 @@ impl InputHandlers {
     pub(crate) fn capabilities(&self) -> Value {
         let mut capabilities = json!({});
         if self.roots.is_some() {
-            capabilities["roots"] = json!({ "listChanged": false });
+            // Client::notify_roots_changed sends it.
+            capabilities["roots"] = json!({ "listChanged": true });
         }
         if self.sampling.is_some() {
-            capabilities["sampling"] = json!({});
+            capabilities["sampling"] = match self.sampling_tools {
+                true => json!({ "tools": {} }),
+                false => json!({}),
+            };
         }
         if self.elicitation.is_some() {
-            capabilities["elicitation"] = json!({});
+            let mut modes = json!({ "form": {} });
+            if self.elicitation_url {
+                modes["url"] = json!({});
+            }
+            capabilities["elicitation"] = modes;
         }
         capabilities
     }

@@ -22,15 +22,18 @@
 // what the server sends (handlers, inbound), the client's hold on its process
 // (life), one call (call), the era's opening (session), restarts (restart),
 // then the public client (connected, listen) and its builder.
+mod asks;
 mod builder;
 mod call;
 mod catalog;
+mod connect;
 mod connected;
 mod era;
 mod handlers;
 mod inbound;
 mod life;
 mod listen;
+mod methods;
 mod noise;
 mod restart;
 mod session;
@@ -40,6 +43,9 @@ mod types;
 mod validation;
 mod wire;
 
+pub use asks::{
+    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, SamplingMessage,
+};
 pub use builder::ClientBuilder;
 pub use call::CallOptions;
 pub use connected::{Client, ClientClose};

@@ -2,7 +2,7 @@
 //! says its tools changed, or the server is restarted; and one listing at a
 //! time, however many callers find it stale.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use event_listener::{Event, EventListener};
@@ -28,19 +28,37 @@ pub(crate) struct ToolCache {
 
 #[derive(Default)]
 struct State {
-    tools: Option<Vec<Tool>>,
+    tools: Option<Arc<[Tool]>>,
     version: Option<Version>,
     fresh_until: Option<Instant>,
     listing: bool,
     /// Each tool's schemas, compiled on first use; dropped with the list.
     #[cfg(feature = "validate")]
-    validators: std::collections::HashMap<(String, Checked), Compiled>,
+    validators: std::collections::HashMap<String, Schemas>,
+}
+
+/// A tool's two schemas, each compiled once it is first needed.
+#[cfg(feature = "validate")]
+#[derive(Default)]
+struct Schemas {
+    arguments: Option<Compiled>,
+    result: Option<Compiled>,
+}
+
+#[cfg(feature = "validate")]
+impl Schemas {
+    fn slot(&mut self, checked: Checked) -> &mut Option<Compiled> {
+        match checked {
+            Checked::Arguments => &mut self.arguments,
+            Checked::Result => &mut self.result,
+        }
+    }
 }
 
 /// What a caller of `Client::tools` is to do.
 pub(crate) enum Look<'a> {
     /// The cached list is fresh: here it is.
-    Fresh(Vec<Tool>),
+    Fresh(Arc<[Tool]>),
     /// Another caller is listing: wait for it, then look again.
     Wait(EventListener),
     /// List the tools and [`store`](ToolCache::store) them; the guard lets
@@ -58,7 +76,7 @@ impl ToolCache {
         let fresh = state.version == Some(now)
             && state.fresh_until.is_none_or(|until| Instant::now() < until);
         if let (true, Some(tools)) = (fresh, &state.tools) {
-            return Look::Fresh(tools.clone());
+            return Look::Fresh(Arc::clone(tools));
         }
         if state.listing {
             return Look::Wait(self.listed.listen());
@@ -70,7 +88,7 @@ impl ToolCache {
     /// Keeps `tools`, listed at `version`, until `fresh_until` (if any).
     pub(crate) fn store(&self, tools: &[Tool], fresh_until: Option<Instant>, version: Version) {
         let mut state = self.lock();
-        state.tools = Some(tools.to_vec());
+        state.tools = Some(tools.into());
         state.fresh_until = fresh_until;
         state.version = Some(version);
         #[cfg(feature = "validate")]
@@ -84,9 +102,12 @@ impl ToolCache {
     #[cfg(feature = "validate")]
     pub(crate) fn validator(&self, tool: &str, checked: Checked) -> Option<(Compiled, bool)> {
         let mut state = self.lock();
-        let key = (tool.to_owned(), checked);
-        if let Some(compiled) = state.validators.get(&key) {
-            return Some((compiled.clone(), false));
+        if let Some(compiled) = state
+            .validators
+            .get_mut(tool)
+            .and_then(|s| s.slot(checked).clone())
+        {
+            return Some((compiled, false));
         }
         let found = state.tools.as_ref()?.iter().find(|t| t.name == tool)?;
         let schema = match checked {
@@ -94,7 +115,8 @@ impl ToolCache {
             Checked::Result => found.output_schema.as_ref(),
         }?;
         let compiled = compile(schema);
-        state.validators.insert(key, compiled.clone());
+        let schemas = state.validators.entry(tool.to_owned()).or_default();
+        *schemas.slot(checked) = Some(compiled.clone());
         Some((compiled, true))
     }
 }
@@ -116,7 +138,7 @@ impl std::fmt::Debug for ToolCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = self.lock();
         f.debug_struct("ToolCache")
-            .field("tools", &state.tools.as_ref().map(Vec::len))
+            .field("tools", &state.tools.as_ref().map(|t| t.len()))
             .field("version", &state.version)
             .field("fresh_until", &state.fresh_until)
             .field("listing", &state.listing)

@@ -1,0 +1,162 @@
+//! Typed views of what servers ask (elicitation in form and URL modes,
+//! sampling) answered through the result builders, and what the client
+//! declares it can do, in both eras.
+
+mod common;
+
+use common::{peer, received, run};
+use serde_json::{json, Value};
+use stdio_mcp::client::{
+    CallOptions, Client, ClientBuilder, CreateMessageRequest, CreateMessageResult, ElicitRequest,
+    ElicitResult, Era,
+};
+use stdio_mcp::Builder;
+
+/// A client whose handlers read the typed requests and answer with the builders.
+fn typed(server: Builder) -> ClientBuilder {
+    Client::builder(server)
+        .on_elicitation(|request| async move {
+            Ok(match ElicitRequest::from_request(&request)? {
+                ElicitRequest::Form {
+                    message,
+                    requested_schema,
+                } => ElicitResult::accept(json!({
+                    "heard": message,
+                    "fields": requested_schema["properties"].as_object().map_or(0, |p| p.len()),
+                }))
+                .into(),
+                ElicitRequest::Url { url, .. } if url.starts_with("https://") => {
+                    ElicitResult::accept_url().into()
+                }
+                _ => ElicitResult::decline().into(),
+            })
+        })
+        .elicitation_url(true)
+        .on_sampling(|request| async move {
+            let asked = CreateMessageRequest::from_request(&request)?;
+            let last = asked.messages.last().map(|m| m.content["text"].clone());
+            let text = format!(
+                "{} tokens for {}",
+                asked.max_tokens,
+                last.unwrap_or_default()
+            );
+            Ok(CreateMessageResult::text("test-model", text).into())
+        })
+        .sampling_tools(true)
+}
+
+/// What the client answered when the peer asked `method` with `params`.
+async fn answer(client: &Client, method: &str, params: Value) -> Value {
+    let asked = client
+        .request(
+            "test/ask",
+            Some(json!({"method": method, "params": params})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    asked["answer"].clone()
+}
+
+#[test]
+fn typed_requests_are_answered_through_the_builders() {
+    run(15, async {
+        let client = typed(peer(&[])).era(Era::Legacy).connect().await.unwrap();
+        let form = json!({
+            "message": "Who are you?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+        });
+        assert_eq!(
+            answer(&client, "elicitation/create", form).await["result"],
+            json!({"action": "accept", "content": {"heard": "Who are you?", "fields": 1}})
+        );
+        let url = json!({
+            "mode": "url", "message": "Sign in", "url": "https://example.com/login",
+            "elicitationId": "e-1"
+        });
+        assert_eq!(
+            answer(&client, "elicitation/create", url).await["result"],
+            json!({"action": "accept"})
+        );
+        // Params that are no elicitation get -32602 back, from the typed view.
+        let broken = json!({"mode": "url", "message": "no url"});
+        let refused = answer(&client, "elicitation/create", broken).await;
+        assert_eq!(refused["error"]["code"], -32602);
+        assert!(refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no url"));
+        let sampling = json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}],
+            "maxTokens": 64
+        });
+        assert_eq!(
+            answer(&client, "sampling/createMessage", sampling).await["result"],
+            json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "64 tokens for \"hello\""},
+                "model": "test-model",
+                "stopReason": "endTurn"
+            })
+        );
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn the_client_declares_what_its_handlers_take_in_both_eras() {
+    run(15, async {
+        let expected = json!({
+            "sampling": {"tools": {}},
+            "elicitation": {"form": {}, "url": {}},
+        });
+        let legacy = typed(peer(&[])).connect().await.unwrap();
+        let lines = received(&legacy.transport()).await;
+        let init = lines.iter().find(|l| l["method"] == "initialize").unwrap();
+        assert_eq!(init["params"]["capabilities"], expected);
+        legacy.close().await.unwrap();
+
+        let modern = typed(peer(&["--discover", "modern"]))
+            .connect()
+            .await
+            .unwrap();
+        modern.ping().await.unwrap();
+        let lines = received(&modern.transport()).await;
+        let meta = &lines.last().unwrap()["params"]["_meta"];
+        assert_eq!(meta["io.modelcontextprotocol/clientCapabilities"], expected);
+        modern.close().await.unwrap();
+    });
+}
+
+#[test]
+fn roots_changes_are_notified_to_a_legacy_server_and_refused_by_a_modern_one() {
+    run(15, async {
+        let roots =
+            |b: Builder| Client::builder(b).on_roots_list(|_| async { Ok(json!({"roots": []})) });
+        let legacy = roots(peer(&[])).connect().await.unwrap();
+        legacy.notify_roots_changed().unwrap();
+        let lines = received(&legacy.transport()).await;
+        let init = lines.iter().find(|l| l["method"] == "initialize").unwrap();
+        assert_eq!(
+            init["params"]["capabilities"]["roots"],
+            json!({"listChanged": true})
+        );
+        assert!(lines
+            .iter()
+            .any(|l| l["method"] == "notifications/roots/list_changed"));
+        legacy.close().await.unwrap();
+
+        let modern = roots(peer(&["--discover", "modern"]))
+            .connect()
+            .await
+            .unwrap();
+        let e = modern.notify_roots_changed().unwrap_err();
+        assert_eq!(e.kind(), stdio_mcp::ErrorKind::Protocol);
+        assert!(
+            e.to_string()
+                .contains("asks for the roots with each request"),
+            "{e}"
+        );
+        modern.close().await.unwrap();
+    });
+}
