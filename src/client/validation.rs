@@ -169,3 +169,46 @@ pub(crate) fn problems(validator: &jsonschema::Validator, value: &Value) -> Vec<
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{compile, problems};
+    use serde_json::json;
+
+    #[test]
+    fn a_schema_without_dollar_schema_is_read_as_2020_12() {
+        // `prefixItems` exists from 2020-12 on: it binds here.
+        let validator =
+            compile(&json!({"type": "array", "prefixItems": [{"type": "string"}]})).unwrap();
+        assert_eq!(
+            problems(&validator, &json!([1])),
+            ["/0: 1 is not of type \"string\""]
+        );
+    }
+
+    #[test]
+    fn dollar_schema_picks_the_draft() {
+        // Draft 7 has no `prefixItems`: ignored there.
+        let draft7 = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "array",
+            "prefixItems": [{"type": "string"}]
+        });
+        assert!(problems(&compile(&draft7).unwrap(), &json!([1])).is_empty());
+        // Draft 4's boolean `exclusiveMaximum` makes `maximum` exclusive.
+        let draft4 = json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "number", "maximum": 5, "exclusiveMaximum": true
+        });
+        assert_eq!(problems(&compile(&draft4).unwrap(), &json!(5)).len(), 1);
+        assert!(problems(&compile(&draft4).unwrap(), &json!(4)).is_empty());
+    }
+
+    #[test]
+    fn a_reference_outside_the_schema_does_not_compile_and_nothing_is_fetched() {
+        let started = std::time::Instant::now();
+        let why = compile(&json!({"$ref": "https://schemas.example.invalid/x.json"})).unwrap_err();
+        assert!(!why.is_empty());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+}
