@@ -352,3 +352,51 @@ fn unknown_keys_of_a_server_entry_are_warned_with_the_key_they_likely_meant() {
     let clean = Config::parse(r#"{"servers": {"a": {"type": "stdio", "command": "x", "args": [], "env": {}, "cwd": ".", "disabled": false}}}"#).unwrap();
     assert!(clean.warnings().is_empty());
 }
+
+#[test]
+fn a_configured_server_gets_the_default_environment_not_the_hosts_whole_one() {
+    run(30, async {
+        // A variable this test process has and no server should see: cargo
+        // sets it for every test it runs.
+        let host_only = "CARGO_MANIFEST_DIR";
+        assert!(std::env::var_os(host_only).is_some());
+        let text = json!({ "mcpServers": { "peer": {
+            "command": PEER, "env": { "FROM_ENTRY": "yes" }
+        } } })
+        .to_string();
+        let env_of = |config: Config| async move {
+            let client = Client::connect(config.server("peer").unwrap().builder())
+                .await
+                .unwrap();
+            let names = client
+                .transport()
+                .send_request("test/env_names", None)
+                .await
+                .unwrap();
+            client.close().await.unwrap();
+            let names: Vec<String> = serde_json::from_value(names).unwrap();
+            names
+        };
+        let names = env_of(Config::parse(&text).unwrap()).await;
+        let has = |n: &str| names.iter().any(|m| m.eq_ignore_ascii_case(n));
+        assert!(has("PATH") && has("FROM_ENTRY"), "{names:?}");
+        assert!(
+            !has(host_only),
+            "the host's own variables stay with it: {names:?}"
+        );
+        for name in &names {
+            let allowed = stdio_mcp::config::INHERITED_VARIABLES
+                .iter()
+                .any(|v| v.eq_ignore_ascii_case(name));
+            // Windows adds a few of its own to any process (under Wine too).
+            assert!(
+                allowed || name == "FROM_ENTRY" || cfg!(windows),
+                "{name} in {names:?}"
+            );
+        }
+        // The opt-in: everything, the entry's env too.
+        let names = env_of(Config::parse(&text).unwrap().inherit_environment(true)).await;
+        let has = |n: &str| names.iter().any(|m| m.eq_ignore_ascii_case(n));
+        assert!(has(host_only) && has("FROM_ENTRY"), "{names:?}");
+    });
+}

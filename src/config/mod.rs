@@ -107,11 +107,46 @@ pub struct ServerConfig {
     pub env: Vec<(String, Option<String>)>,
     /// The working directory, if the file sets one.
     pub cwd: Option<PathBuf>,
+    /// Whether the server gets this process's whole environment (`false`
+    /// unless [`Config::inherit_environment`] said so): see
+    /// [`builder`](Self::builder).
+    pub inherit_environment: bool,
 }
+
+/// The variables a configured server gets from this process's environment,
+/// as the MCP SDKs give them: enough to find programs and a home, nothing
+/// else (no API key or token the host holds for itself).
+#[cfg(not(windows))]
+pub const INHERITED_VARIABLES: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+/// The variables a configured server gets from this process's environment,
+/// as the MCP SDKs give them (with `PATHEXT`, so that `npx` finds `npx.cmd`).
+#[cfg(windows)]
+pub const INHERITED_VARIABLES: &[&str] = &[
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PATHEXT",
+    "PROCESSOR_ARCHITECTURE",
+    "PROGRAMFILES",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "USERNAME",
+    "USERPROFILE",
+];
 
 impl ServerConfig {
     /// A transport builder that starts this server; set timeouts or handlers
     /// on it before spawning.
+    ///
+    /// The server's environment is what hosts give theirs: the variables of
+    /// [`INHERITED_VARIABLES`] this process has, then the entry's `envFile`
+    /// and `env`; never the rest of this process's environment (which would
+    /// hand every server the host's own keys and tokens), unless
+    /// [`Config::inherit_environment`] asked for it.
     ///
     /// # Examples
     ///
@@ -127,6 +162,18 @@ impl ServerConfig {
     /// ```
     pub fn builder(&self) -> Builder {
         let mut builder = Transport::builder(std::iter::once(&self.command).chain(&self.args));
+        if !self.inherit_environment {
+            builder = builder.env_clear();
+            for name in INHERITED_VARIABLES {
+                // A bash function exported as a variable is no value to pass on.
+                match std::env::var_os(name) {
+                    Some(value) if !value.to_string_lossy().starts_with("()") => {
+                        builder = builder.env(name, value);
+                    }
+                    _ => {}
+                }
+            }
+        }
         for (key, value) in &self.env {
             builder = match value {
                 Some(value) => builder.env(key, value),
@@ -291,6 +338,29 @@ impl Config {
     #[must_use]
     pub fn warnings(&self) -> &[ConfigWarning] {
         &self.warnings
+    }
+
+    /// Gives every server of this file this process's whole environment
+    /// (plus its entry's `env`), as a shell would, instead of the few
+    /// variables of [`INHERITED_VARIABLES`]. For a host that knows its
+    /// environment holds nothing a server must not see.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::config::Config;
+    ///
+    /// let config = Config::parse(r#"{"mcpServers": {"fs": {"command": "mcp-fs"}}}"#)?
+    ///     .inherit_environment(true);
+    /// assert!(config.servers()[0].inherit_environment);
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn inherit_environment(mut self, inherit: bool) -> Self {
+        for server in &mut self.servers {
+            server.inherit_environment = inherit;
+        }
+        self
     }
 }
 
@@ -471,6 +541,7 @@ fn parse_entry(
         args,
         env,
         cwd,
+        inherit_environment: false,
     }))
 }
 
