@@ -104,6 +104,7 @@ pub mod config;
 mod driver;
 mod error;
 mod framing;
+pub mod group;
 mod message;
 mod pending;
 mod route;

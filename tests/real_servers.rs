@@ -485,3 +485,54 @@ fn everything_elicitation_is_answered_through_the_typed_builder() {
         client.close().await.unwrap();
     });
 }
+
+#[test]
+fn the_real_servers_serve_as_one_group() {
+    let (Some(everything), Some(_)) = (
+        everything("the_real_servers_serve_as_one_group"),
+        installed(
+            "venv/bin/mcp-server-time",
+            "the_real_servers_serve_as_one_group",
+        ),
+    ) else {
+        return;
+    };
+    drop(everything);
+    run(60, async {
+        use stdio_mcp::config::Config;
+        use stdio_mcp::group::{Group, ServerState};
+        let servers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".servers");
+        let config = Config::parse(
+            &json!({ "mcpServers": {
+                "everything": { "command": servers.join("node_modules/.bin/mcp-server-everything") },
+                "time": { "command": servers.join("venv/bin/mcp-server-time") },
+            } })
+            .to_string(),
+        )
+        .unwrap();
+        let group = Group::builder(config).connect().await;
+        let states: Vec<ServerState> = group.servers().into_iter().map(|(_, s)| s).collect();
+        assert_eq!(
+            states,
+            [
+                ServerState::Ready(Era::Legacy),
+                ServerState::Ready(Era::Modern)
+            ]
+        );
+        let tools = group.tools().await;
+        assert!(tools.iter().any(|t| t.name == "everything__echo"));
+        assert!(tools.iter().any(|t| t.name == "time__get_current_time"));
+        assert!(tools.iter().all(|t| t.name.len() <= 64));
+        let echoed = group
+            .call_tool("everything__echo", json!({"message": "grouped"}))
+            .await
+            .unwrap();
+        assert_eq!(echoed.text(), "Echo: grouped");
+        let now = group
+            .call_tool("time__get_current_time", json!({"timezone": "UTC"}))
+            .await
+            .unwrap();
+        assert!(now.text().contains("UTC"), "{}", now.text());
+        group.close().await;
+    });
+}

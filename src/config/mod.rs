@@ -107,6 +107,11 @@ pub struct ServerConfig {
     pub env: Vec<(String, Option<String>)>,
     /// The working directory, if the file sets one.
     pub cwd: Option<PathBuf>,
+    /// `includeTools`: glob patterns (`*`, `?`) of the tools a
+    /// [`Group`](crate::group::Group) offers of this server; `None` for all.
+    pub include_tools: Option<Vec<String>>,
+    /// `excludeTools`: glob patterns of tools a group neither lists nor calls.
+    pub exclude_tools: Vec<String>,
     /// Whether the server gets this process's whole environment (`false`
     /// unless [`Config::inherit_environment`] said so): see
     /// [`builder`](Self::builder).
@@ -531,6 +536,24 @@ fn parse_entry(
     if let Some(vars) = field("env", "an object", Value::is_object)?.and_then(Value::as_object) {
         env.extend(parse_env(vars, place, &fail)?);
     }
+    let patterns = |key: &str| -> Result<Option<Vec<String>>, ConfigError> {
+        let Some(items) = field(key, "an array of strings", Value::is_array)? else {
+            return Ok(None);
+        };
+        let mut patterns = Vec::new();
+        for (i, item) in items.as_array().into_iter().flatten().enumerate() {
+            let Value::String(pattern) = item else {
+                return Err(fail(
+                    &format!("{key}[{i}]"),
+                    format!("must be a string, not {}", kind(item)),
+                ));
+            };
+            patterns.push(pattern.clone());
+        }
+        Ok(Some(patterns))
+    };
+    let include_tools = patterns("includeTools")?;
+    let exclude_tools = patterns("excludeTools")?;
     let cwd = match string("cwd")? {
         Some(dir) => Some(place.resolve(&expand("cwd", dir)?)),
         None => None,
@@ -541,6 +564,8 @@ fn parse_entry(
         args,
         env,
         cwd,
+        include_tools,
+        exclude_tools: exclude_tools.unwrap_or_default(),
         inherit_environment: false,
     }))
 }

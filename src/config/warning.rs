@@ -6,20 +6,26 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 /// The keys of a server entry this crate reads.
-const READ: [&str; 7] = [
-    "type", "command", "args", "env", "envFile", "cwd", "disabled",
+const READ: [&str; 9] = [
+    "type",
+    "command",
+    "args",
+    "env",
+    "envFile",
+    "cwd",
+    "disabled",
+    "includeTools",
+    "excludeTools",
 ];
 
 /// Keys other hosts give a server entry: not read here, and no mistake.
-const OTHER_HOSTS: [&str; 10] = [
+const OTHER_HOSTS: [&str; 8] = [
     "url",
     "headers",
     "timeout",
     "autoApprove",
     "alwaysAllow",
     "description",
-    "includeTools",
-    "excludeTools",
     "dev",
     "trust",
 ];
