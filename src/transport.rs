@@ -79,7 +79,7 @@ impl Transport {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// use std::time::{Duration, Instant};
+    /// use std::time::Duration;
     /// use serde_json::json;
     /// use stdio_mcp::{RequestOptions, Transport};
     ///
@@ -271,7 +271,7 @@ impl Transport {
     ///
     /// ```
     /// # futures::executor::block_on(async {
-    /// use std::time::{Duration, Instant};
+    /// use std::time::Duration;
     ///
     /// let t = stdio_mcp::Transport::builder(["cat"]).spawn()?;
     /// t.set_timeout(Some(Duration::from_millis(100)));
