@@ -44,8 +44,6 @@ pub(crate) fn complete(method: &str, result: &Value) -> Result<(), Error> {
     }
 }
 
-/// Whether a result asks for input (a multi round-trip request), else
-/// whether it is complete.
 /// Whether a 2026-07-28 result asks for input; an error if it is neither that
 /// nor complete.
 pub(crate) fn input_required(method: &str, result: &Value) -> Result<bool, Error> {
