@@ -1,10 +1,13 @@
-//! Start every stdio server of an MCP configuration file, list each one's
-//! tools and era as it becomes ready, and close them all.
+//! Start every stdio server of an MCP configuration file as one group: each
+//! server's state, era and tools, the group's merged tool list; then close
+//! them all. With `--cache FILE`, the group keeps its catalog there and a
+//! second run starts nothing: its tools come from the file, and a server
+//! would start on its first call.
 //!
 //! ```text
 //! cargo run --example config                                  # examples/demo.mcp.json
 //! cargo run --example config -- ~/.config/Claude/claude_desktop_config.json
-//! cargo run --example config -- .vscode/mcp.json
+//! cargo run --example config -- --cache /tmp/catalog.json .vscode/mcp.json
 //! ```
 //!
 //! With no path it reads `examples/demo.mcp.json`, whose servers are this
@@ -17,15 +20,21 @@ mod demo;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use futures::stream::{FuturesUnordered, StreamExt};
-use stdio_mcp::client::{Client, Era};
-use stdio_mcp::config::{Config, ServerConfig};
+use stdio_mcp::config::Config;
+use stdio_mcp::group::{Group, ServerState};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     if demo::serve_if_asked() {
         return Ok(());
     }
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let cache = match args.iter().position(|a| a == "--cache") {
+        Some(at) if at + 1 < args.len() => Some(PathBuf::from(
+            args.drain(at..=at + 1).nth(1).unwrap_or_default(),
+        )),
+        Some(_) => return Err("--cache needs a file".into()),
+        None => None,
+    };
     let (path, demo_server) = match args.first() {
         Some(path) => (PathBuf::from(path), None),
         None => (
@@ -50,53 +59,52 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for warning in config.warnings() {
         eprintln!("warning: {warning}");
     }
-    futures::executor::block_on(start_all(config.servers()));
-    Ok(())
+    futures::executor::block_on(start_all(config, cache))
 }
 
-/// Connects to every server at once; prints a line as each becomes ready.
-async fn start_all(servers: &[ServerConfig]) {
+/// Starts the group, prints each server and the merged tools, closes it.
+async fn start_all(
+    config: Config,
+    cache: Option<PathBuf>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let mut connecting: FuturesUnordered<_> = servers
-        .iter()
-        .map(|server| async move { (server, ready(server).await) })
-        .collect();
-    let mut clients = Vec::new();
-    while let Some((server, outcome)) = connecting.next().await {
-        let at = started.elapsed().as_millis();
-        match outcome {
-            Ok((client, tools)) => {
-                let era = match client.era() {
-                    Era::Modern => "modern",
-                    _ => "legacy",
-                };
-                println!(
-                    "{}: ready after {at} ms, {era} era (MCP {}), {} tools: {}",
-                    server.name,
-                    client.protocol_version(),
-                    tools.len(),
-                    tools.join(", ")
-                );
-                clients.push((server, client));
+    let mut builder = Group::builder(config)
+        // `npx`/`uvx` servers may download themselves first.
+        .start_timeout(Duration::from_secs(120))
+        .client(|_name, client| client.probe_timeout(Duration::from_secs(60)));
+    if let Some(cache) = cache {
+        builder = builder.catalog_cache(cache);
+    }
+    let group = builder.connect().await;
+    let at = started.elapsed().as_millis();
+    let tools = group.tools().await;
+    let servers = group.servers();
+    let mut running = 0;
+    for (name, state) in &servers {
+        let own: Vec<&str> = tools
+            .iter()
+            .filter(|t| &t.server == name)
+            .map(|t| t.tool.name.as_str())
+            .collect();
+        let own = format!("{} tools: {}", own.len(), own.join(", "));
+        match state {
+            ServerState::Ready(era) => {
+                running += 1;
+                let client = group.client(name).await?;
+                let version = client.protocol_version();
+                println!("{name}: ready after {at} ms, {era} era (MCP {version}), {own}");
             }
-            Err(error) => println!("{}: failed after {at} ms: {error}", server.name),
+            ServerState::Idle => {
+                println!("{name}: idle (not started; from the catalog cache), {own}")
+            }
+            ServerState::Failed(why) => println!("{name}: failed after {at} ms: {why}"),
+            other => println!("{name}: {other:?}"),
         }
     }
-    for (server, client) in clients {
-        match client.close().await {
-            Ok(status) => println!("{}: closed ({status})", server.name),
-            Err(error) => println!("{}: close failed: {error}", server.name),
-        }
-    }
-}
-
-async fn ready(server: &ServerConfig) -> Result<(Client, Vec<String>), stdio_mcp::Error> {
-    // `npx`/`uvx` servers may download themselves first.
-    let transport = server.builder().timeout(Duration::from_secs(120));
-    let client = Client::builder(transport)
-        .probe_timeout(Duration::from_secs(60))
-        .connect()
-        .await?;
-    let tools = client.list_tools().await?;
-    Ok((client, tools.into_iter().map(|t| t.name).collect()))
+    println!("{running} of {} servers started", servers.len());
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    println!("the group's {} tools: {}", names.len(), names.join(", "));
+    group.close().await;
+    println!("closed");
+    Ok(())
 }

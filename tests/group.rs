@@ -76,7 +76,7 @@ fn servers_start_at_once_and_one_failing_fails_nothing_else() {
             ServerState::Failed(why) => assert!(why.contains("Group::start_timeout"), "{why}"),
             other => panic!("{other:?}"),
         }
-        let e = group.client("crashing").unwrap_err();
+        let e = group.client("crashing").await.unwrap_err();
         assert_eq!(e.server(), Some("crashing"));
         group.close().await;
         assert!(group
@@ -114,7 +114,7 @@ fn tools_are_named_by_server_and_calls_go_to_theirs() {
         let calls = |server: &'static str| {
             let group = group.clone();
             async move {
-                let lines = received(&group.client(server).unwrap().transport()).await;
+                let lines = received(&group.client(server).await.unwrap().transport()).await;
                 lines.iter().filter(|l| l["method"] == "tools/call").count()
             }
         };
@@ -165,7 +165,7 @@ fn bare_names_go_to_the_first_server_and_conflicts_say_so() {
             .call_tool("echo", json!({"message": "m"}))
             .await
             .unwrap();
-        let lines = received(&group.client("a").unwrap().transport()).await;
+        let lines = received(&group.client("a").await.unwrap().transport()).await;
         assert!(lines.iter().any(|l| l["method"] == "tools/call"));
         group.close().await;
     });
@@ -200,7 +200,7 @@ fn a_server_whose_tools_change_is_listed_again() {
             .await;
         group.tools().await;
         group.tools().await;
-        let client = group.client("m").unwrap();
+        let client = group.client("m").await.unwrap();
         let listings = || async {
             let lines = received(&client.transport()).await;
             lines.iter().filter(|l| l["method"] == "tools/list").count()
@@ -237,10 +237,10 @@ fn dropping_a_group_leaves_no_process_behind() {
         ]))
         .connect()
         .await;
-        let pids: Vec<u32> = ["a", "b"]
-            .iter()
-            .map(|n| group.client(n).unwrap().transport().pid())
-            .collect();
+        let mut pids = Vec::new();
+        for name in ["a", "b"] {
+            pids.push(group.client(name).await.unwrap().transport().pid());
+        }
         drop(group);
         // The close ladder: EOF, then SIGTERM for the one that ignores it.
         common::eventually(8, || pids.iter().all(|p| !common::process_exists(*p))).await;

@@ -16,6 +16,7 @@ use crate::message::{Notification, ServerRequest};
 use super::connected::Client;
 use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 use super::handlers::{self, InputHandlers};
+use super::inbound::ToolsChanged;
 use super::restart::{RestartHook, RestartInfo, RestartPolicy};
 use super::types::{Extra, Implementation};
 #[cfg(feature = "validate")]
@@ -49,6 +50,8 @@ pub struct ClientBuilder {
     pub(super) on_restart: Option<RestartHook>,
     pub(super) request_timeout: Option<Duration>,
     pub(super) name: Option<String>,
+    /// Told when the server's tools may have changed (a group's catalog).
+    pub(super) tools_changed: Option<ToolsChanged>,
     #[cfg(feature = "validate")]
     pub(super) checks: super::validation::Checks,
 }
@@ -83,9 +86,28 @@ impl ClientBuilder {
             on_restart: None,
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             name: None,
+            tools_changed: None,
             #[cfg(feature = "validate")]
             checks: super::validation::Checks::default(),
         }
+    }
+
+    /// Calls `hook` after each tools `list_changed` of the server and after
+    /// each restart (a group refreshes its catalog and tells its host).
+    pub(crate) fn on_tools_changed(mut self, hook: ToolsChanged) -> Self {
+        self.tools_changed = Some(hook);
+        self
+    }
+
+    /// The command line the client starts (program, arguments, environment,
+    /// folder), as text.
+    pub(crate) fn command_key(&self) -> String {
+        self.transport.command_key()
+    }
+
+    /// The era asked for; `Auto` unless [`era`](Self::era) set one.
+    pub(crate) fn era_asked(&self) -> Era {
+        self.era
     }
 
     /// The name and version sent as `clientInfo` (default: this crate's).

@@ -52,6 +52,13 @@ impl Client {
         self.named(tools.map(|tools| tools.to_vec()))
     }
 
+    /// Whether the server's fresh tool list has `name` (read from the cache,
+    /// no copy).
+    pub(crate) async fn offers_tool(&self, name: &str) -> Result<bool, Error> {
+        let tools = self.named(self.cached_tools().await)?;
+        Ok(tools.iter().any(|tool| tool.name == name))
+    }
+
     /// The fresh list, shared with the cache (no copy).
     async fn cached_tools(&self) -> Result<Arc<[Tool]>, Error> {
         self.watch_tool_changes().await;

@@ -44,6 +44,7 @@ impl ClientBuilder {
             on_restart,
             request_timeout,
             name: _,
+            tools_changed,
             #[cfg(feature = "validate")]
             checks,
         } = self;
@@ -51,7 +52,7 @@ impl ClientBuilder {
         let other = transport.handlers.request.take();
         transport.handlers.request = Some(requests.clone().into_handler(other));
         let inputs = requests;
-        let progress = Arc::new(Routes::default());
+        let progress = Arc::new(Routes::new(tools_changed));
         let user_notifications = transport.handlers.notification.take();
         transport.handlers.notification =
             Some(Arc::clone(&progress).into_handler(user_notifications));

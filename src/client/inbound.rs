@@ -38,9 +38,28 @@ pub(crate) struct Routes {
     /// The tools `list_changed` notifications read so far (the tool cache
     /// compares it with the count it listed at).
     tool_changes: AtomicU64,
+    /// Told of each change of the tools (a group's catalog).
+    tools_changed: Option<ToolsChanged>,
 }
 
+/// A hook told that a server's tools may have changed.
+pub(crate) type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
+
 impl Routes {
+    pub(crate) fn new(tools_changed: Option<ToolsChanged>) -> Self {
+        Routes {
+            tools_changed,
+            ..Routes::default()
+        }
+    }
+
+    /// Tells the hook, if any, that the tools may have changed.
+    pub(crate) fn tools_changed(&self) {
+        if let Some(hook) = &self.tools_changed {
+            hook();
+        }
+    }
+
     pub(crate) fn add(&self, token: String, callback: impl FnMut(&Progress) + Send + 'static) {
         let callback: ProgressCallback = Arc::new(Mutex::new(callback));
         self.lock().insert(token, callback);
@@ -85,6 +104,7 @@ impl Routes {
             }
             if notification.method == "notifications/tools/list_changed" {
                 self.tool_changes.fetch_add(1, Ordering::Release);
+                self.tools_changed();
             }
             self.listeners.deliver(notification);
             if let Some(user) = &mut user {

@@ -378,6 +378,8 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
                 return;
             }
         };
+        // The new process may offer other tools than the last.
+        routes.tools_changed();
         let confirming = restarter.session.confirm(subscribed);
         let ((), driver) = driver.run_until(confirming).await;
         drop(transport);

@@ -23,164 +23,32 @@
 //!
 //! [`Config`]: crate::config::Config
 
+mod builder;
+mod cache;
 mod naming;
 mod server;
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::client::{CallOptions, CallToolResult, Client, ClientBuilder, Tool};
+use crate::client::{CallOptions, CallToolResult, Client, Tool};
 use crate::config::Config;
 use crate::error::Error;
 
+pub use builder::GroupBuilder;
+use cache::Entries;
 pub use naming::Naming;
 use naming::{glob, name_all, Conflicts};
-use server::Member;
 pub use server::ServerState;
+use server::{Member, Reached, Starter};
 
 /// How long a server may take to start by default: its process, and its
 /// era's opening.
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(60);
-
-type Customize = Box<dyn Fn(&str, ClientBuilder) -> ClientBuilder + Send + Sync>;
-
-/// Configures a [`Group`] before its servers start.
-///
-/// ```no_run
-/// # futures::executor::block_on(async {
-/// use std::time::Duration;
-/// use stdio_mcp::client::RestartPolicy;
-/// use stdio_mcp::config::Config;
-/// use stdio_mcp::group::{Group, Naming};
-///
-/// let group = Group::builder(Config::load(".mcp.json")?)
-///     .client(|_name, client| client.restart(RestartPolicy::default()))
-///     .start_timeout(Duration::from_secs(30))
-///     .naming(Naming::Prefixed)
-///     .connect()
-///     .await;
-/// # let _ = group; Ok::<(), Box<dyn std::error::Error>>(()) });
-/// ```
-#[must_use = "a group builder does nothing until connect() is called"]
-pub struct GroupBuilder {
-    config: Config,
-    customize: Option<Customize>,
-    start_timeout: Duration,
-    naming: Naming,
-}
-
-impl GroupBuilder {
-    /// Customizes each server's client (handlers, restart policy, era…):
-    /// `customize(name, builder)` gets the builder made from the server's
-    /// entry and returns the one to connect.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # futures::executor::block_on(async {
-    /// use stdio_mcp::client::Era;
-    /// use stdio_mcp::config::Config;
-    /// use stdio_mcp::group::Group;
-    ///
-    /// let group = Group::builder(Config::load(".mcp.json")?)
-    ///     .client(|name, client| if name == "legacy-one" { client.era(Era::Legacy) } else { client })
-    ///     .connect()
-    ///     .await;
-    /// # let _ = group; Ok::<(), Box<dyn std::error::Error>>(()) });
-    /// ```
-    pub fn client(
-        mut self,
-        customize: impl Fn(&str, ClientBuilder) -> ClientBuilder + Send + Sync + 'static,
-    ) -> Self {
-        self.customize = Some(Box::new(customize));
-        self
-    }
-
-    /// How long each server may take to start (default
-    /// [`DEFAULT_START_TIMEOUT`]); one that takes longer is `Failed`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use stdio_mcp::config::Config;
-    /// use stdio_mcp::group::Group;
-    ///
-    /// let builder = Group::builder(Config::default()).start_timeout(Duration::from_secs(5));
-    /// # let _ = builder;
-    /// ```
-    pub fn start_timeout(mut self, limit: Duration) -> Self {
-        self.start_timeout = limit;
-        self
-    }
-
-    /// How tools are named in [`Group::tools`] (default [`Naming::Prefixed`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use stdio_mcp::config::Config;
-    /// use stdio_mcp::group::{Group, Naming};
-    ///
-    /// let builder = Group::builder(Config::default()).naming(Naming::Bare);
-    /// # let _ = builder;
-    /// ```
-    pub fn naming(mut self, naming: Naming) -> Self {
-        self.naming = naming;
-        self
-    }
-
-    /// Starts every server at once, each within the start timeout, and
-    /// resolves when all are ready or failed. A server that fails (a missing
-    /// program, a crash, a timeout) fails nothing else: it is
-    /// [`ServerState::Failed`] with its error's text.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # futures::executor::block_on(async {
-    /// let group = stdio_mcp::group::Group::builder(stdio_mcp::config::Config::load(".mcp.json")?)
-    ///     .connect()
-    ///     .await;
-    /// # let _ = group; Ok::<(), Box<dyn std::error::Error>>(()) });
-    /// ```
-    pub async fn connect(self) -> Group {
-        let GroupBuilder {
-            config,
-            customize,
-            start_timeout,
-            naming,
-        } = self;
-        let starts = config.servers().iter().map(|server| {
-            let mut builder = Client::builder(server.builder());
-            if let Some(customize) = &customize {
-                builder = customize(&server.name, builder);
-            }
-            Member::start(server.clone(), builder, start_timeout)
-        });
-        let members = futures::future::join_all(starts).await;
-        Group {
-            inner: Arc::new(Shared {
-                members,
-                naming,
-                catalog: Mutex::new(Catalog::default()),
-            }),
-        }
-    }
-}
-
-impl fmt::Debug for GroupBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GroupBuilder")
-            .field("servers", &self.config.servers().len())
-            .field("start_timeout", &self.start_timeout)
-            .field("naming", &self.naming)
-            .finish_non_exhaustive()
-    }
-}
 
 /// A tool of a [`Group`]: its name in the group, its server, and the tool
 /// as the server gave it (its `name` is the one on the wire).
@@ -206,8 +74,14 @@ pub struct Group {
 struct Shared {
     members: Vec<Member>,
     naming: Naming,
+    /// How servers start, at connect and on a first call.
+    starter: Starter,
     /// The last names given: group name → (server index, wire name).
     catalog: Mutex<Catalog>,
+    /// Where the catalog cache is kept, if anywhere.
+    catalog_cache: Option<PathBuf>,
+    /// What the cache file holds (as read, then as last written).
+    saved: futures::lock::Mutex<Option<Entries>>,
 }
 
 #[derive(Default)]
@@ -228,12 +102,7 @@ impl Group {
     /// # let _ = group; Ok::<(), Box<dyn std::error::Error>>(()) });
     /// ```
     pub fn builder(config: Config) -> GroupBuilder {
-        GroupBuilder {
-            config,
-            customize: None,
-            start_timeout: DEFAULT_START_TIMEOUT,
-            naming: Naming::default(),
-        }
+        GroupBuilder::new(config)
     }
 
     /// Each server's name and state, in config order.
@@ -278,13 +147,21 @@ impl Group {
     /// # Ok::<(), Box<dyn std::error::Error>>(()) });
     /// ```
     pub async fn tools(&self) -> Vec<GroupTool> {
-        let lists = self.inner.members.iter().map(|m| async move {
-            match m.client() {
-                Ok(client) => client.tools().await.unwrap_or_default(),
-                Err(_) => Vec::new(),
-            }
-        });
+        let lists = self.inner.members.iter().map(Member::tools);
         let lists = futures::future::join_all(lists).await;
+        let mut entries = Entries::new();
+        let lists: Vec<Vec<Tool>> = lists
+            .into_iter()
+            .zip(&self.inner.members)
+            .map(|(listed, member)| match listed {
+                Some((tools, entry)) => {
+                    entries.insert(member.name().to_owned(), entry);
+                    tools
+                }
+                None => Vec::new(),
+            })
+            .collect();
+        self.save(entries).await;
         let mut offered: Vec<(usize, Tool)> = Vec::new();
         for (index, (member, tools)) in self.inner.members.iter().zip(lists).enumerate() {
             let config = member.config();
@@ -322,6 +199,24 @@ impl Group {
         }
         *self.lock_catalog() = catalog;
         tools
+    }
+
+    /// Writes the catalog cache, when there is one and `entries` (what each
+    /// server has now) are not what it holds.
+    async fn save(&self, entries: Entries) {
+        let Some(path) = &self.inner.catalog_cache else {
+            return;
+        };
+        let mut saved = self.inner.saved.lock().await;
+        if saved.as_ref() == Some(&entries) {
+            return;
+        }
+        match cache::write(path.clone(), entries.clone()).await {
+            Ok(()) => *saved = Some(entries),
+            Err(_error) => {
+                event!(warn, path = %path.display(), error = %_error, "cannot write the catalog cache");
+            }
+        }
     }
 
     fn lock_catalog(&self) -> std::sync::MutexGuard<'_, Catalog> {
@@ -423,11 +318,19 @@ impl Group {
                 searched.join(", ")
             )));
         };
-        let client = self.inner.members[index].client()?;
+        let member = &self.inner.members[index];
+        let Reached { client, lazily } = member.client(&self.inner.starter).await?;
+        if lazily && !client.offers_tool(&wire_name).await? {
+            return Err(Error::InvalidArguments(format!(
+                "the group has no tool {name} any more: server {:?} no longer offers {wire_name}",
+                member.name()
+            )));
+        }
         client.call_tool_with(&wire_name, arguments, options).await
     }
 
-    /// The client of the server named `name`.
+    /// The client of the server named `name`, started first if it is
+    /// [`Idle`](ServerState::Idle).
     ///
     /// # Errors
     ///
@@ -439,13 +342,13 @@ impl Group {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// let group = stdio_mcp::group::Group::builder(stdio_mcp::config::Config::load(".mcp.json")?).connect().await;
-    /// let time = group.client("time")?;
+    /// let time = group.client("time").await?;
     /// println!("{}", time.protocol_version());
     /// # Ok::<(), Box<dyn std::error::Error>>(()) });
     /// ```
-    pub fn client(&self, name: &str) -> Result<Client, Error> {
+    pub async fn client(&self, name: &str) -> Result<Client, Error> {
         match self.inner.members.iter().find(|m| m.name() == name) {
-            Some(member) => member.client(),
+            Some(member) => Ok(member.client(&self.inner.starter).await?.client),
             None => Err(Error::InvalidArguments(format!(
                 "the group has no server {name}"
             ))),

@@ -75,6 +75,10 @@ struct Flags {
     crash_after: Option<u64>,
     /// Exit (code 9) at start if this file exists; create it otherwise.
     crash_on_restart: Option<String>,
+    /// Append a line to this file at start (tests count the starts).
+    log_start: Option<String>,
+    /// Wait this many milliseconds before reading (a slow start).
+    start_delay: u64,
 }
 
 fn flags() -> Flags {
@@ -92,6 +96,8 @@ fn flags() -> Flags {
         discover: None,
         crash_after: None,
         crash_on_restart: None,
+        log_start: None,
+        start_delay: 0,
     };
     let mut args = env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -108,6 +114,10 @@ fn flags() -> Flags {
             "--discover" => f.discover = args.next(),
             "--crash-after" => f.crash_after = args.next().and_then(|s| s.parse().ok()),
             "--crash-on-restart" => f.crash_on_restart = args.next(),
+            "--log-start" => f.log_start = args.next(),
+            "--start-delay" => {
+                f.start_delay = args.next().and_then(|s| s.parse().ok()).unwrap_or(0)
+            }
             "--watchdog" => f.watchdog = args.next().and_then(|s| s.parse().ok()).unwrap_or(60),
             other => {
                 eprintln!("stdio-mcp-peer: unknown flag {other}");
@@ -159,6 +169,17 @@ fn main() {
         }
         let _ = std::fs::write(marker, b"started");
     }
+    if let Some(log) = &flags.log_start {
+        let logged = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .and_then(|mut file| io::Write::write_all(&mut file, b"started\n"));
+        if let Err(e) = logged {
+            eprintln!("peer: cannot log the start to {log}: {e}");
+        }
+    }
+    thread::sleep(Duration::from_millis(flags.start_delay));
     let out: Out = Arc::new(Mutex::new(io::stdout()));
     if flags.banner {
         write_line(&out, "stdio-mcp-peer starting (this line is not JSON)");

@@ -1,0 +1,194 @@
+//! The catalog cache: what a group knew of each server at its last listing,
+//! kept in a JSON file so that the next run can serve the tools without
+//! starting the servers. Read and written off the caller's thread; written
+//! to a temporary file first and renamed over the old one, so a crash never
+//! leaves a torn file. Whatever cannot be read is ignored: it only means
+//! ordinary starts.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures::channel::oneshot;
+use serde::{Deserialize, Serialize};
+
+use crate::client::{Client, Era, Implementation, Tool};
+
+/// What the file says of one server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Entry {
+    /// A hash of the command line the server was started with (program,
+    /// arguments, environment, folder): another one means another server.
+    pub(crate) fingerprint: String,
+    /// `"modern"` or `"legacy"`.
+    pub(crate) era: String,
+    pub(crate) protocol_version: String,
+    pub(crate) server_info: Implementation,
+    pub(crate) tools: Vec<Tool>,
+}
+
+impl Entry {
+    /// What a running server's client knows, with the tools just listed.
+    pub(crate) fn of(client: &Client, fingerprint: &str, tools: Vec<Tool>) -> Self {
+        Entry {
+            fingerprint: fingerprint.to_owned(),
+            era: client.era().to_string(),
+            protocol_version: client.protocol_version().to_owned(),
+            server_info: client.server_info().clone(),
+            tools,
+        }
+    }
+
+    /// The era the server spoke, if the file says one we know.
+    pub(crate) fn era(&self) -> Option<Era> {
+        match self.era.as_str() {
+            "modern" => Some(Era::Modern),
+            "legacy" => Some(Era::Legacy),
+            _ => None,
+        }
+    }
+}
+
+/// The servers of the file, by name.
+pub(crate) type Entries = BTreeMap<String, Entry>;
+
+/// The file: a format mark, then the servers.
+#[derive(Serialize, Deserialize)]
+struct File {
+    #[serde(rename = "stdio-mcp catalog")]
+    format: u32,
+    servers: Entries,
+}
+
+const FORMAT: u32 = 1;
+
+/// A command line's fingerprint: FNV-1a over its text, 64 bits in hex, the
+/// same in every run.
+pub(crate) fn fingerprint(command_line: &str) -> String {
+    let hash = command_line
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    format!("{hash:016x}")
+}
+
+/// The entries of the file at `path`; none when it is missing or unreadable.
+pub(crate) async fn read(path: PathBuf) -> Entries {
+    off_thread(move || {
+        let text = match std::fs::read(&path) {
+            Ok(text) => text,
+            Err(_error) => {
+                if _error.kind() != std::io::ErrorKind::NotFound {
+                    event!(warn, path = %path.display(), error = %_error, "cannot read the catalog cache: starting every server");
+                }
+                return Entries::new();
+            }
+        };
+        match serde_json::from_slice::<File>(&text) {
+            Ok(file) if file.format == FORMAT => file.servers,
+            _ => {
+                event!(warn, path = %path.display(), "the catalog cache is not one this version wrote: starting every server");
+                Entries::new()
+            }
+        }
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// Writes `servers` to `path` through a temporary file beside it.
+pub(crate) async fn write(path: PathBuf, servers: Entries) -> std::io::Result<()> {
+    off_thread(move || {
+        let text = serde_json::to_vec(&File {
+            format: FORMAT,
+            servers,
+        })
+        .map_err(std::io::Error::other)?;
+        let temporary = temporary_beside(&path);
+        let written =
+            std::fs::write(&temporary, text).and_then(|()| std::fs::rename(&temporary, &path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temporary);
+        }
+        written
+    })
+    .await
+    .unwrap_or_else(|| {
+        Err(std::io::Error::other(
+            "the catalog cache's writer thread died",
+        ))
+    })
+}
+
+/// A name no other writer (thread or process) uses at the same time.
+fn temporary_beside(path: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(
+        ".{}.{}.tmp",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    path.with_file_name(name)
+}
+
+/// Runs blocking file work on a thread of its own, so no executor's thread
+/// waits for the disk; `None` if it panicked.
+async fn off_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (done, result) = oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("stdio-mcp-catalog".into())
+        .spawn(move || {
+            let _ = done.send(work());
+        });
+    match spawned {
+        Ok(_) => result.await.ok(),
+        Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_are_stable_and_tell_command_lines_apart() {
+        assert_eq!(fingerprint(""), "cbf29ce484222325");
+        assert_eq!(fingerprint("a"), "af63dc4c8601ec8c");
+        assert_ne!(fingerprint("npx a"), fingerprint("npx b"));
+    }
+
+    #[test]
+    fn a_written_file_reads_back_and_garbage_reads_as_nothing() {
+        let dir = std::env::temp_dir().join(format!("stdio-mcp-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("catalog.json");
+        let entry = Entry {
+            fingerprint: fingerprint("x"),
+            era: "legacy".into(),
+            protocol_version: "2025-06-18".into(),
+            server_info: serde_json::from_value(serde_json::json!({"name": "s", "version": "1"}))
+                .unwrap(),
+            tools: vec![serde_json::from_value(
+                serde_json::json!({"name": "t", "inputSchema": {"type": "object"}}),
+            )
+            .unwrap()],
+        };
+        let entries: Entries = [("s".to_owned(), entry)].into();
+        futures::executor::block_on(async {
+            write(path.clone(), entries.clone()).await.unwrap();
+            assert_eq!(read(path.clone()).await, entries);
+            std::fs::write(&path, b"{\"stdio-mcp catalog\": 1, \"servers\": ").unwrap();
+            assert!(read(path.clone()).await.is_empty());
+            std::fs::write(&path, b"{\"stdio-mcp catalog\": 2, \"servers\": {}}").unwrap();
+            assert!(read(path.clone()).await.is_empty());
+            assert!(read(dir.join("missing.json")).await.is_empty());
+        });
+        // No temporary file is left beside it.
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
