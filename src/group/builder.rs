@@ -10,10 +10,8 @@ use crate::client::ClientBuilder;
 use crate::config::Config;
 
 use super::cache::{self, fingerprint};
-use super::server::{Member, Starter};
+use super::server::{Customize, Member, Starter, ToolsHook};
 use super::{Catalog, Group, Naming, Shared, DEFAULT_START_TIMEOUT};
-
-pub(crate) type Customize = Box<dyn Fn(&str, ClientBuilder) -> ClientBuilder + Send + Sync>;
 
 /// Configures a [`Group`] before its servers start.
 ///
@@ -39,7 +37,7 @@ pub struct GroupBuilder {
     start_timeout: Duration,
     naming: Naming,
     catalog_cache: Option<PathBuf>,
-    on_tools_changed: Option<Arc<dyn Fn(&str) + Send + Sync>>,
+    on_tools_changed: Option<ToolsHook>,
 }
 
 impl GroupBuilder {
@@ -182,7 +180,7 @@ impl GroupBuilder {
     /// Starts every server at once, each within the start timeout, and
     /// resolves when all are ready or failed. A server that fails (a missing
     /// program, a crash, a timeout) fails nothing else: it is
-    /// [`ServerState::Failed`] with its error's text.
+    /// [`ServerState::Failed`](super::ServerState::Failed) with its error's text.
     ///
     /// # Examples
     ///

@@ -45,11 +45,17 @@ pub enum ServerState {
     Closed,
 }
 
+/// What the group's user does to each server's client builder.
+pub(crate) type Customize = Box<dyn Fn(&str, ClientBuilder) -> ClientBuilder + Send + Sync>;
+
+/// The group's user's hook, told which server's tools changed.
+pub(crate) type ToolsHook = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// How the group starts a server: the same way at connect and on a first call.
 pub(crate) struct Starter {
-    pub(crate) customize: Option<super::builder::Customize>,
+    pub(crate) customize: Option<Customize>,
     pub(crate) start_timeout: Duration,
-    pub(crate) on_tools_changed: Option<Arc<dyn Fn(&str) + Send + Sync>>,
+    pub(crate) on_tools_changed: Option<ToolsHook>,
 }
 
 impl Starter {
