@@ -139,6 +139,13 @@ pub enum Error {
     /// [`CallToolResult::into_result`](crate::client::CallToolResult::into_result);
     /// this holds the text it gave.
     Tool(String),
+    /// A task ended cancelled (by the server, or by a `tasks/cancel`).
+    Cancelled {
+        /// The task's id.
+        task_id: String,
+        /// The server's status message, if it gave one.
+        message: Option<String>,
+    },
 }
 
 /// What a connect that timed out knows: what got no answer, how long it
@@ -215,6 +222,8 @@ pub enum ErrorKind {
     /// A tool reported failure (`isError: true`), through
     /// [`CallToolResult::into_result`](crate::client::CallToolResult::into_result).
     Tool,
+    /// A task ended cancelled.
+    Cancelled,
 }
 
 impl Error {
@@ -249,6 +258,7 @@ impl Error {
             Error::Closed => ErrorKind::Closed,
             Error::Config(_) => ErrorKind::Config,
             Error::Tool(_) => ErrorKind::Tool,
+            Error::Cancelled { .. } => ErrorKind::Cancelled,
         }
     }
 
@@ -398,6 +408,13 @@ impl fmt::Display for Error {
                 within.as_secs_f64()
             ),
             Error::Closed => f.write_str("MCP client was closed: no more calls go to its server"),
+            Error::Cancelled { task_id, message } => {
+                write!(f, "MCP task {task_id} was cancelled")?;
+                match message {
+                    Some(message) => write!(f, ": {message}"),
+                    None => Ok(()),
+                }
+            }
             Error::ConnectTimeout(diagnosis) => {
                 let ConnectDiagnosis {
                     waited_for,

@@ -129,6 +129,9 @@ impl RequestOptions {
 #[must_use = "a request is cancelled when its future is dropped"]
 pub struct PendingRequest {
     state: RequestState,
+    /// Dropped early, it is forgotten without `notifications/cancelled`
+    /// (the requests that follow a task, which is cancelled its own way).
+    quiet: bool,
 }
 
 enum RequestState {
@@ -172,6 +175,7 @@ impl PendingRequest {
         });
         event!(debug, id, method, "request queued");
         PendingRequest {
+            quiet: false,
             state: RequestState::Waiting {
                 #[cfg(feature = "tracing")]
                 span: tracing::debug_span!("mcp_request", id, method),
@@ -185,6 +189,7 @@ impl PendingRequest {
     pub(crate) fn refused(error: Error) -> Self {
         PendingRequest {
             state: RequestState::Refused(Some(error)),
+            quiet: false,
         }
     }
 
@@ -204,6 +209,13 @@ impl PendingRequest {
             RequestState::Waiting { id, .. } => *id,
             _ => 0,
         }
+    }
+
+    /// Makes a drop before the answer forget the request instead of
+    /// cancelling it: its answer is dropped when it comes.
+    pub(crate) fn quiet(mut self) -> Self {
+        self.quiet = true;
+        self
     }
 
     /// Gives up on the request with `reason` in its `notifications/cancelled`
@@ -310,8 +322,12 @@ impl Future for PendingRequest {
 impl Drop for PendingRequest {
     fn drop(&mut self) {
         if let RequestState::Waiting { shared, id, .. } = &self.state {
-            // An answer already read counts as finished: no cancel for it.
-            let _ = cancel(shared, *id, None);
+            if self.quiet {
+                forget(shared, *id);
+            } else {
+                // An answer already read counts as finished: no cancel for it.
+                let _ = cancel(shared, *id, None);
+            }
             shared.release_handle();
         }
     }
@@ -334,6 +350,15 @@ fn cancel(shared: &Shared, id: u64, reason: Option<&str>) -> Option<Result<Value
         _ => false,
     });
     answer
+}
+
+/// Leaves request `id` to be answered with nobody waiting: its answer is
+/// dropped when it comes, and nothing is sent.
+fn forget(shared: &Shared, id: u64) {
+    let mut state = shared.lock();
+    if let Some(Slot::Waiting(..)) = state.remove_pending(id) {
+        state.pending.insert(id, Slot::Detached);
+    }
 }
 
 impl fmt::Debug for PendingRequest {

@@ -20,10 +20,12 @@ use crate::pending::{PendingRequest, RequestOptions};
 use super::handlers::InputHandlers;
 use super::inbound::{token_key, Routes};
 use super::life::Life;
+use super::task_status::TaskStatus;
 use super::types::Progress;
 use super::wire::{input_required, into_object, with_meta, Protocol};
 
 type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
+pub(super) type TaskCallback = Box<dyn FnMut(&TaskStatus) + Send>;
 
 /// How one call is made: [`Client::request`](super::Client::request) and
 /// [`Client::call_tool_with`](super::Client::call_tool_with).
@@ -58,6 +60,10 @@ pub struct CallOptions {
     max_total: Option<Duration>,
     meta: Option<Value>,
     on_progress: Option<ProgressCallback>,
+    as_task: bool,
+    on_task: Option<TaskCallback>,
+    /// Dropped early, the request is forgotten, not cancelled (a task's polls).
+    quiet: bool,
 }
 
 impl CallOptions {
@@ -151,8 +157,57 @@ impl CallOptions {
         self
     }
 
+    /// Whether a tool whose task support is optional is called as a task
+    /// (a 2025-11-25 server that offers tasks for `tools/call`; default: no).
+    /// A tool that requires it is always called as a task, one that forbids
+    /// it never; a 2026-07-28 server decides for itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = stdio_mcp::client::CallOptions::new().as_task(true);
+    /// # let _ = options;
+    /// ```
+    pub fn as_task(mut self, as_task: bool) -> Self {
+        self.as_task = as_task;
+        self
+    }
+
+    /// Called when the call becomes a task (its id, to persist for
+    /// [`Client::task`](super::Client::task)) and at each change of its status
+    /// or status message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = stdio_mcp::client::CallOptions::new().on_task(|t| {
+    ///     eprintln!("task {}: {} {}", t.task_id, t.status, t.status_message.as_deref().unwrap_or(""));
+    /// });
+    /// # let _ = options;
+    /// ```
+    pub fn on_task(mut self, callback: impl FnMut(&TaskStatus) + Send + 'static) -> Self {
+        self.on_task = Some(Box::new(callback));
+        self
+    }
+
     fn wants_progress(&self) -> bool {
         self.on_progress.is_some() || self.reset_on_progress
+    }
+
+    /// A request dropped early is forgotten, never cancelled on the wire.
+    pub(super) fn quiet(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+
+    /// What following a task needs of the options: whether to ask for one,
+    /// the status callback, and the call's own limits (the time limit and the cap).
+    pub(super) fn take_task_part(&mut self) -> (bool, Option<TaskCallback>, Option<Duration>) {
+        let limit = match (self.timeout, self.max_total) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        (self.as_task, self.on_task.take(), limit)
     }
 }
 
@@ -164,6 +219,8 @@ impl fmt::Debug for CallOptions {
             .field("max_total_time", &self.max_total)
             .field("meta", &self.meta)
             .field("on_progress", &self.on_progress.is_some())
+            .field("as_task", &self.as_task)
+            .field("on_task", &self.on_task.is_some())
             .finish()
     }
 }
@@ -221,6 +278,7 @@ pub(crate) async fn call(
         default: protocol.default_limit,
         reset: options.reset_on_progress,
         total: options.max_total,
+        quiet: options.quiet,
     };
     let Some(fields) = protocol.fields else {
         let params = with_meta(method, params, None, None, meta.as_ref())?;
@@ -277,7 +335,7 @@ pub(crate) async fn call(
 
 /// Answers every input request of an `input_required` result through the
 /// client's handlers, all at once.
-async fn answer_inputs(
+pub(super) async fn answer_inputs(
     inputs: &InputHandlers,
     method: &str,
     result: &Value,
@@ -373,6 +431,7 @@ struct Limits<'a> {
     default: Option<Duration>,
     reset: bool,
     total: Option<Duration>,
+    quiet: bool,
 }
 
 impl Limits<'_> {
@@ -410,6 +469,7 @@ impl Limits<'_> {
                     transport.send_with_meta(self.method, params, members, options)
                 }
             };
+            let request = if self.quiet { request.quiet() } else { request };
             let outcome = if managed {
                 self.wait(request, Instant::now(), idle, reset, last).await
             } else {

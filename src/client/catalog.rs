@@ -60,7 +60,7 @@ impl Client {
     }
 
     /// The fresh list, shared with the cache (no copy).
-    async fn cached_tools(&self) -> Result<Arc<[Tool]>, Error> {
+    pub(super) async fn cached_tools(&self) -> Result<Arc<[Tool]>, Error> {
         self.watch_tool_changes().await;
         loop {
             let version = self.tools_version();

@@ -24,7 +24,7 @@ use super::life::{ClientState, Life};
 use super::session::Session;
 use super::tool_cache::ToolCache;
 use super::types::{Implementation, ServerCapabilities};
-use super::wire::{decode, Protocol, META_LOG_LEVEL};
+use super::wire::{decode, explain_missing_capability, Protocol, META_LOG_LEVEL};
 
 /// A connected MCP client: the handshake is done, the server is ready.
 ///
@@ -349,7 +349,7 @@ impl Client {
             options,
         )
         .await;
-        self.named(outcome)
+        self.named(outcome.map_err(explain_missing_capability))
     }
 
     /// Closes the server for this client and every clone of it (see

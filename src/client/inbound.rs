@@ -40,6 +40,15 @@ pub(crate) struct Routes {
     tool_changes: AtomicU64,
     /// Told of each change of the tools (a group's catalog).
     tools_changed: Option<ToolsChanged>,
+    /// The latest status notification of each task followed, and who waits.
+    tasks: Mutex<HashMap<String, TaskNews>>,
+}
+
+/// What a task's follower has not read yet.
+#[derive(Default)]
+struct TaskNews {
+    latest: Option<Value>,
+    waker: Option<Waker>,
 }
 
 /// A hook told that a server's tools may have changed.
@@ -63,6 +72,56 @@ impl Routes {
     pub(crate) fn add(&self, token: String, callback: impl FnMut(&Progress) + Send + 'static) {
         let callback: ProgressCallback = Arc::new(Mutex::new(callback));
         self.lock().insert(token, callback);
+    }
+
+    /// Starts keeping the status notifications of task `id` (until
+    /// [`unwatch_task`](Self::unwatch_task)).
+    pub(crate) fn watch_task(&self, id: &str) {
+        self.lock_tasks().entry(id.to_owned()).or_default();
+    }
+
+    pub(crate) fn unwatch_task(&self, id: &str) {
+        self.lock_tasks().remove(id);
+    }
+
+    /// The task's latest status notification not read yet; else `Pending`,
+    /// woken when one comes.
+    pub(crate) fn poll_task_news(&self, id: &str, cx: &mut Context<'_>) -> Poll<Value> {
+        let mut tasks = self.lock_tasks();
+        let Some(news) = tasks.get_mut(id) else {
+            return Poll::Pending;
+        };
+        match news.latest.take() {
+            Some(latest) => Poll::Ready(latest),
+            None => {
+                news.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+
+    fn lock_tasks(&self) -> std::sync::MutexGuard<'_, HashMap<String, TaskNews>> {
+        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps a task status notification for the task's follower, if any.
+    fn task_news(&self, notification: &Notification) {
+        let Some(params) = &notification.params else {
+            return;
+        };
+        let Some(id) = params.get("taskId").and_then(Value::as_str) else {
+            return;
+        };
+        let waker = match self.lock_tasks().get_mut(id) {
+            Some(news) => {
+                news.latest = Some(params.clone());
+                news.waker.take()
+            }
+            None => None,
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
     }
 
     /// How many tools `list_changed` notifications the server sent.
@@ -101,6 +160,13 @@ impl Routes {
         Box::new(move |notification: &Notification| {
             if notification.method == "notifications/progress" {
                 self.deliver(notification);
+            }
+            // 2025-11-25 names it so; the 2026-07-28 tasks extension, shorter.
+            if matches!(
+                notification.method.as_str(),
+                "notifications/tasks/status" | "notifications/tasks"
+            ) {
+                self.task_news(notification);
             }
             if notification.method == "notifications/tools/list_changed" {
                 self.tool_changes.fetch_add(1, Ordering::Release);

@@ -3,7 +3,7 @@
 //! era the server speaks.
 
 use std::collections::HashSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -13,6 +13,8 @@ use crate::error::Error;
 use super::call::CallOptions;
 use super::connected::{excerpt, Client};
 use super::era::Era;
+use super::task::{Following, Wire};
+use super::task_status::TaskSupport;
 use super::types::{
     CallToolResult, CompleteResult, GetPromptResult, ListItem, Listing, LoggingLevel, Progress,
     Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
@@ -260,7 +262,7 @@ impl Client {
             let checked = self.check_arguments(name, &arguments).await;
             self.named(checked)?;
         }
-        let params = match arguments {
+        let mut params = match arguments {
             // No arguments: the key is left out.
             Value::Null => json!({ "name": name }),
             Value::Object(_) => json!({ "name": name, "arguments": arguments }),
@@ -271,14 +273,53 @@ impl Client {
                 ))))
             }
         };
+        let mut options = options;
+        let (as_task, on_task, limit) = options.take_task_part();
+        let started = Instant::now();
+        let wire = Wire::of(self.era());
+        if wire == Wire::Handshake && self.runs_tool_tasks() {
+            let support = match self.cached_tools().await {
+                Ok(tools) => tools
+                    .iter()
+                    .find(|tool| tool.name == name)
+                    .map_or(TaskSupport::Forbidden, Tool::task_support),
+                Err(_) => TaskSupport::Forbidden,
+            };
+            if support == TaskSupport::Required || (support == TaskSupport::Optional && as_task) {
+                params["task"] = json!({});
+            }
+        }
         let result = self.request("tools/call", Some(params), options).await?;
-        let result: CallToolResult = self.named(decode("tools/call", result))?;
+        let result: CallToolResult = match wire.created(&result) {
+            Some(task) => {
+                let following = Following {
+                    on_task,
+                    limit: limit.map(|limit| (limit, started + limit)),
+                    cancel_on_drop: true,
+                };
+                let followed = self.follow_task(wire, task, following).await;
+                self.named(followed)?
+            }
+            None => self.named(decode("tools/call", result))?,
+        };
         #[cfg(feature = "validate")]
         {
             let checked = self.check_result(name, &result).await;
             self.named(checked)?;
         }
         Ok(result)
+    }
+
+    /// Whether a 2025-11-25 server takes tool calls as tasks
+    /// (`tasks.requests.tools.call` among its capabilities).
+    fn runs_tool_tasks(&self) -> bool {
+        self.server_capabilities()
+            .extra
+            .get("tasks")
+            .and_then(|t| t.get("requests"))
+            .and_then(|r| r.get("tools"))
+            .and_then(|t| t.get("call"))
+            .is_some()
     }
 
     /// Every prompt, across all pages.

@@ -37,6 +37,8 @@ mod methods;
 mod noise;
 mod restart;
 mod session;
+mod task;
+mod task_status;
 mod tool_cache;
 mod types;
 #[cfg(feature = "validate")]
@@ -59,6 +61,7 @@ pub use handlers::ServerRequestHandler;
 pub use inbound::{ListenFilter, Subscription};
 pub use life::ClientState;
 pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
+pub use task_status::{TaskStatus, TaskSupport};
 pub use types::{
     CallToolResult, CompleteResult, Completion, Content, Extra, GetPromptResult, Implementation,
     ListItem, Listing, LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage,

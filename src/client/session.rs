@@ -15,7 +15,7 @@ use crate::transport::Transport;
 
 use super::era::{Era, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};
 use super::types::{Extra, Implementation, ServerCapabilities};
-use super::wire::{complete, decode};
+use super::wire::{complete, decode, TASKS_EXTENSION};
 
 /// The server's answer to `initialize`.
 #[derive(Debug, Clone, Deserialize)]
@@ -44,8 +44,19 @@ impl Hello<'_> {
         let mut meta = Map::new();
         meta.insert(META_VERSION.into(), json!(version));
         meta.insert(META_CLIENT_INFO.into(), json!(self.client_info));
-        meta.insert(META_CAPABILITIES.into(), self.capabilities.clone());
+        // Every request may become a task where the server wants one.
+        let mut capabilities = self.capabilities.clone();
+        capabilities["extensions"][TASKS_EXTENSION] = json!({});
+        meta.insert(META_CAPABILITIES.into(), capabilities);
         meta
+    }
+
+    /// What `initialize` declares: the client's capabilities, and tasks (it
+    /// makes tool calls tasks, and follows them).
+    fn legacy_capabilities(&self) -> Value {
+        let mut capabilities = self.capabilities.clone();
+        capabilities["tasks"] = json!({});
+        capabilities
     }
 }
 
@@ -254,7 +265,7 @@ pub(super) async fn handshake(
     let offered = version.unwrap_or(LEGACY_PROTOCOL_VERSIONS[0]);
     let params = json!({
         "protocolVersion": offered,
-        "capabilities": hello.capabilities,
+        "capabilities": hello.legacy_capabilities(),
         "clientInfo": hello.client_info,
     });
     let options =

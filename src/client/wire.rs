@@ -24,6 +24,9 @@ pub(crate) struct Protocol<'a> {
     pub(crate) log_level: Option<Value>,
 }
 
+/// The 2026-07-28 extension that lets a tool call become a task.
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// The `_meta` key of the log level a 2026-07-28 request asks for.
 pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
@@ -49,6 +52,8 @@ pub(crate) fn complete(method: &str, result: &Value) -> Result<(), Error> {
 pub(crate) fn input_required(method: &str, result: &Value) -> Result<bool, Error> {
     match result.get("resultType") {
         Some(Value::String(kind)) if kind == "input_required" => Ok(true),
+        // A task (the tasks extension): only a tool call may become one.
+        Some(Value::String(kind)) if kind == "task" && method == "tools/call" => Ok(false),
         _ => complete(method, result).map(|()| false),
     }
 }
@@ -134,4 +139,27 @@ pub(crate) fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<
             "the {method} result does not fit the protocol: {e}"
         ))
     })
+}
+
+/// MissingRequiredClientCapability (2026-07-28): the server will not serve
+/// this request to a client that does not declare what `data` names.
+const MISSING_CAPABILITY: i64 = -32021;
+
+/// A missing-capability error made to say what the server requires.
+pub(crate) fn explain_missing_capability(error: Error) -> Error {
+    match error {
+        Error::Rpc(mut rpc) if rpc.code == MISSING_CAPABILITY => {
+            let required = rpc
+                .data
+                .as_ref()
+                .and_then(|d| d.get("requiredCapabilities"))
+                .map_or_else(|| "(it did not say which)".to_owned(), Value::to_string);
+            rpc.message = format!(
+                "{} (the server requires client capabilities this client does not declare: {required})",
+                rpc.message
+            );
+            Error::Rpc(rpc)
+        }
+        other => other,
+    }
 }

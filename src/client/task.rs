@@ -1,0 +1,402 @@
+//! Tasks: a tool call the server runs in the background, followed to its end
+//! in either wire — 2025-11-25's (`params.task`, `tasks/get`, then
+//! `tasks/result`, which also carries what the server asks meanwhile) or the
+//! 2026-07-28 extension's (`resultType: "task"`, `tasks/get` with the result
+//! inline, `tasks/update` for its input requests) — and cancelled with
+//! `tasks/cancel` when the caller gives up.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use async_io::Timer;
+use futures::FutureExt;
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, RpcError};
+
+use super::call::{self, answer_inputs, CallOptions, TaskCallback};
+use super::connected::Client;
+use super::era::Era;
+use super::task_status::TaskStatus;
+use super::types::CallToolResult;
+use super::wire::{decode, with_meta};
+
+/// Between polls when the server suggests nothing.
+const DEFAULT_POLL: Duration = Duration::from_secs(1);
+/// The shortest wait between polls, whatever the server suggests: never a busy loop.
+const MIN_POLL: Duration = Duration::from_millis(10);
+
+/// The two ways a task is spoken of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wire {
+    /// 2025-11-25: the result comes from `tasks/result`.
+    Handshake,
+    /// The 2026-07-28 tasks extension: the result comes inline in `tasks/get`.
+    Extension,
+}
+
+impl Wire {
+    pub(super) fn of(era: Era) -> Self {
+        match era {
+            Era::Modern => Wire::Extension,
+            _ => Wire::Handshake,
+        }
+    }
+
+    /// The task object of a `tools/call` result, if the server made the call a task.
+    pub(super) fn created(self, result: &Value) -> Option<&Value> {
+        match self {
+            Wire::Extension => (result.get("resultType")? == "task").then_some(result),
+            Wire::Handshake => result
+                .get("task")
+                .filter(|task| task.is_object() && result.get("content").is_none()),
+        }
+    }
+}
+
+/// How a task is followed: who hears of its status, by when it must end,
+/// and whether giving up cancels it.
+pub(super) struct Following {
+    pub(super) on_task: Option<TaskCallback>,
+    /// The caller's own limit on the whole call, and when it runs out.
+    pub(super) limit: Option<(Duration, Instant)>,
+    pub(super) cancel_on_drop: bool,
+}
+
+impl Client {
+    /// Follows the task `task` (as the server described it) to its end.
+    pub(super) async fn follow_task(
+        &self,
+        wire: Wire,
+        task: &Value,
+        following: Following,
+    ) -> Result<CallToolResult, Error> {
+        let Some(mut status) = TaskStatus::of(task) else {
+            return Err(Error::Protocol(format!(
+                "the server's task has no taskId or status: {task}"
+            )));
+        };
+        let id = status.task_id.clone();
+        let mut follower = Follower {
+            client: self,
+            id: id.clone(),
+            on_task: following.on_task,
+            reported: None,
+            answered: HashSet::new(),
+        };
+        // Whatever ends the wait early (a drop, an error, the limit) cancels the task.
+        let mut guard = CancelOnDrop {
+            client: self,
+            id: following.cancel_on_drop.then(|| id.clone()),
+        };
+        self.inner.progress.watch_task(&id);
+        let _unwatch = Unwatch(self, id.clone());
+        let mut task = task.clone();
+        let mut interval = poll_interval(&task);
+        let mut result: Option<Pin<Box<dyn Future<Output = Result<Value, Error>> + Send + '_>>> =
+            None;
+        let mut deadline = following.limit.map(|(_, at)| Timer::at(at));
+        loop {
+            follower.report(&status);
+            match (status.status.as_str(), wire) {
+                ("cancelled", _) => {
+                    guard.id = None;
+                    return Err(Error::Cancelled {
+                        task_id: id.clone(),
+                        message: status.status_message,
+                    });
+                }
+                ("completed" | "failed", Wire::Extension) => {
+                    guard.id = None;
+                    return ended(&id, &status, &task);
+                }
+                ("completed" | "failed" | "input_required", Wire::Handshake)
+                    if result.is_none() =>
+                {
+                    // Blocks until the task ends, carrying the server's questions meanwhile.
+                    result = Some(ask(self, id.clone(), "tasks/result", false).boxed());
+                }
+                ("input_required", Wire::Extension) => follower.answer(&task).await?,
+                _ => {}
+            }
+            // A 2025-11-25 task that ended needs no more polls, only its result.
+            let polling = !(wire == Wire::Handshake && status.is_terminal());
+            let mut next_poll = polling.then(|| Timer::after(interval));
+            let woke = futures::future::poll_fn(|cx| {
+                if let Some(request) = &mut result {
+                    if let Poll::Ready(outcome) = request.as_mut().poll(cx) {
+                        return Poll::Ready(Woke::Result(outcome));
+                    }
+                }
+                if let Some(deadline) = &mut deadline {
+                    if deadline.poll_unpin(cx).is_ready() {
+                        return Poll::Ready(Woke::Deadline);
+                    }
+                }
+                if let Poll::Ready(news) = self.inner.progress.poll_task_news(&id, cx) {
+                    return Poll::Ready(Woke::News(news));
+                }
+                if let Some(timer) = &mut next_poll {
+                    if timer.poll_unpin(cx).is_ready() {
+                        return Poll::Ready(Woke::Poll);
+                    }
+                }
+                Poll::Pending
+            })
+            .await;
+            task = match woke {
+                Woke::Result(outcome) => {
+                    guard.id = None;
+                    return result_of(&id, outcome?);
+                }
+                Woke::Deadline => {
+                    let (limit, _) = following.limit.expect("a deadline comes from a limit");
+                    return Err(Error::Timeout {
+                        method: format!("tools/call (task {id})"),
+                        after: limit,
+                    });
+                }
+                Woke::News(news) => news,
+                Woke::Poll => ask(self, id.clone(), "tasks/get", true).await?,
+            };
+            status = TaskStatus::of(&task).ok_or_else(|| {
+                Error::Protocol(format!(
+                    "the server's tasks/get for task {id} has no status: {task}"
+                ))
+            })?;
+            interval = poll_interval(&task);
+        }
+    }
+
+    /// Sends `tasks/cancel` for task `id` without waiting (a drop cannot wait).
+    fn cancel_now(&self, id: &str) {
+        let params = with_meta(
+            "tasks/cancel",
+            Some(json!({ "taskId": id })),
+            self.inner.session.meta.as_ref(),
+            None,
+            None,
+        );
+        if let Ok(params) = params {
+            // A server already gone has nothing to cancel.
+            let _ = self
+                .inner
+                .life
+                .current()
+                .send_detached("tasks/cancel", params.as_ref());
+        }
+    }
+
+    /// Follows the task `id` to its end and returns its result: a task a
+    /// call started before (its id from
+    /// [`CallOptions::on_task`](super::CallOptions::on_task)), in this run or
+    /// an earlier one. Dropping this stops following; it does not cancel the
+    /// task ([`cancel_task`](Self::cancel_task) does).
+    ///
+    /// # Errors
+    ///
+    /// The server's error for an id it does not know (or no longer keeps);
+    /// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) for a task that
+    /// ended cancelled; a failed task's error; as for
+    /// [`call_tool`](Self::call_tool) otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// // An id persisted from `CallOptions::on_task` before the host restarted:
+    /// let report = client.task("786512e2-9e0d-44bd-8f29-789f320fe840").await?;
+    /// println!("{}", report.text());
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub async fn task(&self, id: &str) -> Result<CallToolResult, Error> {
+        let followed = async {
+            let wire = Wire::of(self.era());
+            let task = ask(self, id.to_owned(), "tasks/get", true).await?;
+            let following = Following {
+                on_task: None,
+                limit: None,
+                cancel_on_drop: false,
+            };
+            self.follow_task(wire, &task, following).await
+        };
+        let followed = followed.await;
+        self.named(followed)
+    }
+
+    /// Asks the server to cancel task `id` (`tasks/cancel`). The task may
+    /// still end otherwise: cancelling is the server's to honour.
+    ///
+    /// # Errors
+    ///
+    /// The server's error (an unknown id, a task that already ended).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// client.cancel_task("786512e2-9e0d-44bd-8f29-789f320fe840").await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub async fn cancel_task(&self, id: &str) -> Result<(), Error> {
+        let params = json!({ "taskId": id });
+        self.request("tasks/cancel", Some(params), CallOptions::new())
+            .await
+            .map(drop)
+    }
+}
+
+enum Woke {
+    Result(Result<Value, Error>),
+    Deadline,
+    News(Value),
+    Poll,
+}
+
+/// One task followed: its requests, its reports, the input answered.
+struct Follower<'a> {
+    client: &'a Client,
+    id: String,
+    on_task: Option<TaskCallback>,
+    reported: Option<(String, Option<String>)>,
+    /// The keys of the input requests answered (each is answered once).
+    answered: HashSet<String>,
+}
+
+impl Follower<'_> {
+    /// Tells the caller of a new status or message.
+    fn report(&mut self, status: &TaskStatus) {
+        let now = (status.status.clone(), status.status_message.clone());
+        if self.reported.as_ref() == Some(&now) {
+            return;
+        }
+        self.reported = Some(now);
+        if let Some(on_task) = &mut self.on_task {
+            on_task(status);
+        }
+    }
+
+    /// Answers the input requests of `task` not answered yet, through the
+    /// client's handlers, with one `tasks/update`.
+    async fn answer(&mut self, task: &Value) -> Result<(), Error> {
+        let mut open = Map::new();
+        if let Some(Value::Object(requests)) = task.get("inputRequests") {
+            for (key, request) in requests {
+                if !self.answered.contains(key) {
+                    open.insert(key.clone(), request.clone());
+                }
+            }
+        }
+        if open.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<String> = open.keys().cloned().collect();
+        let asked = json!({ "inputRequests": open });
+        let responses = answer_inputs(&self.client.inner.inputs, "tasks/get", &asked).await?;
+        self.answered.extend(keys);
+        let params = json!({ "taskId": self.id, "inputResponses": responses });
+        let client = self.client;
+        call::call(
+            &client.inner.life,
+            &client.inner.progress,
+            client.protocol(),
+            &client.inner.inputs,
+            || Value::Null,
+            "tasks/update",
+            Some(params),
+            CallOptions::new().quiet(),
+        )
+        .await
+        .map(drop)
+    }
+}
+
+/// One request about task `id`, in the session's era; forgotten, never
+/// cancelled, if dropped. Without `limited`, not bounded by the client's
+/// default limit (`tasks/result` waits for the task's end).
+async fn ask(client: &Client, id: String, method: &str, limited: bool) -> Result<Value, Error> {
+    let mut protocol = client.protocol();
+    if !limited {
+        protocol.default_limit = None;
+    }
+    call::call(
+        &client.inner.life,
+        &client.inner.progress,
+        protocol,
+        &client.inner.inputs,
+        || Value::Null,
+        method,
+        Some(json!({ "taskId": id })),
+        CallOptions::new().quiet(),
+    )
+    .await
+}
+
+/// The suggested wait before the next poll, in either wire's name.
+fn poll_interval(task: &Value) -> Duration {
+    let millis = task
+        .get("pollIntervalMs")
+        .or_else(|| task.get("pollInterval"))
+        .and_then(Value::as_u64);
+    millis
+        .map_or(DEFAULT_POLL, Duration::from_millis)
+        .max(MIN_POLL)
+}
+
+/// The end of a 2026-07-28 task: its inline result, or its error.
+fn ended(id: &str, status: &TaskStatus, task: &Value) -> Result<CallToolResult, Error> {
+    if status.status == "completed" {
+        let Some(result) = task.get("result").filter(|r| r.is_object()) else {
+            return Err(Error::Protocol(format!(
+                "the server's completed task {id} has no result object"
+            )));
+        };
+        return result_of(id, result.clone());
+    }
+    let error = task.get("error");
+    let code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
+    let message = error.and_then(|e| e.get("message")).and_then(Value::as_str);
+    match (code, message) {
+        (Some(code), Some(message)) => Err(Error::Rpc(RpcError {
+            code,
+            message: message.to_owned(),
+            data: error.and_then(|e| e.get("data")).cloned(),
+        })),
+        _ => Err(Error::Protocol(format!(
+            "the server's task {id} failed without a JSON-RPC error: {}",
+            status.status_message.as_deref().unwrap_or("no message")
+        ))),
+    }
+}
+
+fn result_of(id: &str, result: Value) -> Result<CallToolResult, Error> {
+    decode(&format!("tools/call (task {id})"), result)
+}
+
+/// Sends `tasks/cancel` for the task when dropped still armed.
+struct CancelOnDrop<'a> {
+    client: &'a Client,
+    id: Option<String>,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.client.cancel_now(&id);
+        }
+    }
+}
+
+/// Stops keeping the task's notifications, however the follower ends.
+struct Unwatch<'a>(&'a Client, String);
+
+impl Drop for Unwatch<'_> {
+    fn drop(&mut self) {
+        self.0.inner.progress.unwatch_task(&self.1);
+    }
+}
