@@ -96,8 +96,7 @@ impl Client {
         let _unwatch = Unwatch(self, id.clone());
         let mut task = task.clone();
         let mut interval = poll_interval(&task);
-        let mut result: Option<Pin<Box<dyn Future<Output = Result<Value, Error>> + Send + '_>>> =
-            None;
+        let mut result: Option<Answer<'_>> = None;
         let mut deadline = following.limit.map(|(_, at)| Timer::at(at));
         loop {
             follower.report(&status);
@@ -250,6 +249,9 @@ impl Client {
             .map(drop)
     }
 }
+
+/// A request under way whose answer the follower waits for.
+type Answer<'a> = Pin<Box<dyn Future<Output = Result<Value, Error>> + Send + 'a>>;
 
 enum Woke {
     Result(Result<Value, Error>),
