@@ -536,3 +536,117 @@ fn the_real_servers_serve_as_one_group() {
         group.close().await;
     });
 }
+
+/// `simulate-research-query` requires a task (2025-11-25 wire): the plain
+/// `call_tool` makes it one, follows it and returns its report; asked to be
+/// ambiguous, it asks the elicitation handler through `tasks/result`.
+#[test]
+fn everything_research_runs_as_a_task_and_asks_through_it() {
+    let test = "everything_research_runs_as_a_task_and_asks_through_it";
+    let (Some(plain), Some(asking)) = (everything(test), everything(test)) else {
+        return;
+    };
+    run(60, async {
+        use stdio_mcp::client::{CallOptions, ElicitRequest, ElicitResult, TaskSupport};
+        let client = Client::connect(plain).await.unwrap();
+        let tools = client.tools().await.unwrap();
+        let research = tools
+            .iter()
+            .find(|t| t.name == "simulate-research-query")
+            .unwrap();
+        assert_eq!(research.task_support(), TaskSupport::Required);
+        let statuses = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&statuses);
+        let options =
+            CallOptions::new().on_task(move |t| seen.lock().unwrap().push(t.status.clone()));
+        let report = client
+            .call_tool_with("simulate-research-query", json!({"topic": "rust"}), options)
+            .await
+            .unwrap();
+        assert!(
+            report.text().contains("# Research Report: rust"),
+            "{}",
+            report.text()
+        );
+        let statuses = statuses.lock().unwrap().clone();
+        assert_eq!(
+            statuses.first().map(String::as_str),
+            Some("working"),
+            "{statuses:?}"
+        );
+        assert_eq!(
+            statuses.last().map(String::as_str),
+            Some("completed"),
+            "{statuses:?}"
+        );
+        client.close().await.unwrap();
+
+        let questions = Arc::new(Mutex::new(0));
+        let asked = Arc::clone(&questions);
+        let client = Client::builder(asking)
+            .on_elicitation(move |request| {
+                *asked.lock().unwrap() += 1;
+                async move {
+                    let ElicitRequest::Form {
+                        requested_schema, ..
+                    } = ElicitRequest::from_request(&request)?
+                    else {
+                        return Ok(ElicitResult::decline().into());
+                    };
+                    let first =
+                        &requested_schema["properties"]["interpretation"]["oneOf"][1]["const"];
+                    Ok(ElicitResult::accept(json!({ "interpretation": first })).into())
+                }
+            })
+            .connect()
+            .await
+            .unwrap();
+        let report = client
+            .call_tool(
+                "simulate-research-query",
+                json!({"topic": "python", "ambiguous": true}),
+            )
+            .await
+            .unwrap();
+        assert!(
+            report.text().contains("# Research Report: python (snake)"),
+            "{}",
+            report.text()
+        );
+        assert_eq!(*questions.lock().unwrap(), 1);
+        client.close().await.unwrap();
+    });
+}
+
+/// A research call dropped while it runs is cancelled with `tasks/cancel`:
+/// the server then reports the task cancelled to whoever follows it by id.
+#[test]
+fn everything_research_dropped_is_cancelled_on_the_server() {
+    let Some(builder) = everything("everything_research_dropped_is_cancelled_on_the_server") else {
+        return;
+    };
+    run(60, async {
+        use stdio_mcp::client::CallOptions;
+        use stdio_mcp::ErrorKind;
+        let client = Client::connect(builder).await.unwrap();
+        let (id_tx, id_rx) = futures::channel::oneshot::channel();
+        let id_tx = Mutex::new(Some(id_tx));
+        let options = CallOptions::new().on_task(move |t| {
+            if let Some(tx) = id_tx.lock().unwrap().take() {
+                let _ = tx.send(t.task_id.clone());
+            }
+        });
+        let id = {
+            let call =
+                client.call_tool_with("simulate-research-query", json!({"topic": "rust"}), options);
+            futures::pin_mut!(call);
+            match futures::future::select(call, id_rx).await {
+                futures::future::Either::Right((id, _)) => id.unwrap(),
+                futures::future::Either::Left((r, _)) => panic!("ended before its task: {r:?}"),
+            }
+        };
+        let e = client.task(&id).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Cancelled, "{e}");
+        client.close().await.unwrap();
+    });
+}

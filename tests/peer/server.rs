@@ -21,9 +21,11 @@
 //! `result-type:T` is modern but tags every other result `resultType: T`;
 //! `malformed` answers it without `supportedVersions`).
 //! Without it the peer is a legacy server: `server/discover` is an unknown method.
+//! `--tasks` adds tools that run as tasks, in its era's wire (`tasks.rs`).
 
 mod demo;
 mod schemas;
+mod tasks;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -79,6 +81,7 @@ struct Flags {
     log_start: Option<String>,
     /// Wait this many milliseconds before reading (a slow start).
     start_delay: u64,
+    tasks: bool,
 }
 
 fn flags() -> Flags {
@@ -98,6 +101,7 @@ fn flags() -> Flags {
         crash_on_restart: None,
         log_start: None,
         start_delay: 0,
+        tasks: false,
     };
     let mut args = env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -115,6 +119,7 @@ fn flags() -> Flags {
             "--crash-after" => f.crash_after = args.next().and_then(|s| s.parse().ok()),
             "--crash-on-restart" => f.crash_on_restart = args.next(),
             "--log-start" => f.log_start = args.next(),
+            "--tasks" => f.tasks = true,
             "--start-delay" => {
                 f.start_delay = args.next().and_then(|s| s.parse().ok()).unwrap_or(0)
             }
@@ -202,6 +207,9 @@ fn main() {
         received: Vec::new(),
         asks: HashMap::new(),
         next_ask: 1,
+        tasks: flags
+            .tasks
+            .then(|| tasks::Tasks::new(flags.discover.as_deref() == Some("modern"))),
     };
     let stdin = io::stdin();
     let mut line = Vec::new();
@@ -238,6 +246,7 @@ struct Peer {
     /// Server requests we sent (by their id) and the client request waiting on each.
     asks: HashMap<String, Value>,
     next_ask: u64,
+    tasks: Option<tasks::Tasks>,
 }
 
 impl Peer {
@@ -276,6 +285,12 @@ impl Peer {
                 // An answer to one of our server requests.
                 self.received.push(text);
                 let key = id.as_str().unwrap_or_default().to_owned();
+                let out = Arc::clone(&self.out);
+                if let Some(tasks) = &mut self.tasks {
+                    if tasks.answered(&out, &key, &message) {
+                        return;
+                    }
+                }
                 if let Some(original) = self.asks.remove(&key) {
                     answer(&self.out, &original, Ok(json!({ "answer": message })));
                 }
@@ -379,6 +394,11 @@ impl Peer {
                 "cacheScope": "public",
                 "_meta": { "io.modelcontextprotocol/serverInfo": { "name": "stdio-mcp-demo", "version": "0.1.0" } },
             });
+            let mut result = result;
+            if self.tasks.is_some() {
+                let (name, settings) = tasks::Tasks::extension();
+                result["capabilities"]["extensions"] = json!({ name: settings });
+            }
             answer(&self.out, id, Ok(result));
             return Some(());
         }
@@ -423,6 +443,23 @@ impl Peer {
                 return answer(&self.out, &id, Ok(result));
             }
             _ => {}
+        }
+        if let Some(tasks) = &mut self.tasks {
+            match method {
+                "initialize" => {
+                    let mut result = demo::handle(method, &params, &mut notify).unwrap().unwrap();
+                    result["capabilities"]["tasks"] = tasks::Tasks::legacy_capability();
+                    return answer(&out, &id, Ok(result));
+                }
+                "tools/list" => {
+                    let mut all = demo::handle(method, &params, &mut notify).unwrap().unwrap();
+                    all["tools"].as_array_mut().unwrap().extend(tasks::tools());
+                    return answer(&out, &id, Ok(all));
+                }
+                "test/task_updates" => return answer(&out, &id, Ok(tasks.updates())),
+                _ if tasks.handle(&out, &id, method, &params) => return,
+                _ => {}
+            }
         }
         if self.schemas {
             if method == "tools/list" {
