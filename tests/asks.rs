@@ -113,7 +113,10 @@ fn the_client_declares_what_its_handlers_take_in_both_eras() {
         let legacy = typed(peer(&[])).connect().await.unwrap();
         let lines = received(&legacy.transport()).await;
         let init = lines.iter().find(|l| l["method"] == "initialize").unwrap();
-        assert_eq!(init["params"]["capabilities"], expected);
+        // And tasks: tool calls may become tasks (tests/tasks.rs).
+        let mut legacy_expected = expected.clone();
+        legacy_expected["tasks"] = json!({});
+        assert_eq!(init["params"]["capabilities"], legacy_expected);
         legacy.close().await.unwrap();
 
         let modern = typed(peer(&["--discover", "modern"]))
@@ -123,7 +126,12 @@ fn the_client_declares_what_its_handlers_take_in_both_eras() {
         modern.ping().await.unwrap();
         let lines = received(&modern.transport()).await;
         let meta = &lines.last().unwrap()["params"]["_meta"];
-        assert_eq!(meta["io.modelcontextprotocol/clientCapabilities"], expected);
+        let mut modern_expected = expected;
+        modern_expected["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientCapabilities"],
+            modern_expected
+        );
         modern.close().await.unwrap();
     });
 }

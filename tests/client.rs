@@ -33,17 +33,18 @@ fn connect_performs_the_handshake() {
             meta["io.modelcontextprotocol/clientInfo"]["name"],
             "stdio-mcp"
         );
+        // No handlers: only the tasks extension (tests/tasks.rs).
         assert_eq!(
             meta["io.modelcontextprotocol/clientCapabilities"],
-            json!({})
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
         );
         assert_eq!(lines[1]["method"], "initialize");
         assert_eq!(lines[1]["params"]["protocolVersion"], "2025-11-25");
         assert_eq!(lines[1]["params"]["clientInfo"]["name"], "stdio-mcp");
         assert_eq!(
             lines[1]["params"]["capabilities"],
-            json!({}),
-            "no handlers, no capabilities"
+            json!({"tasks": {}}),
+            "no handlers: only tasks"
         );
         assert_eq!(
             lines[2],
@@ -285,7 +286,7 @@ fn handlers_answer_and_are_declared_as_capabilities() {
         let init = lines.iter().find(|l| l["method"] == "initialize").unwrap();
         assert_eq!(
             init["params"]["capabilities"],
-            json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {"form": {}}})
+            json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {"form": {}}, "tasks": {}})
         );
         assert_eq!(
             init["params"]["clientInfo"],
