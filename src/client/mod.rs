@@ -21,7 +21,8 @@
 // From the wire up: what a request carries (wire), the handlers and routes of
 // what the server sends (handlers, inbound), the client's hold on its process
 // (life), one call (call), the era's opening (session), restarts (restart),
-// then the public client (connected, listen) and its builder.
+// then the public client (connected, listen, catalog, a task followed: task)
+// and its builder.
 mod asks;
 mod builder;
 mod call;
