@@ -408,3 +408,20 @@ async fn tasks_under_tokio() {
     });
     common::within(20, both).await.unwrap();
 }
+
+#[test]
+fn a_task_outlives_the_transports_limit_on_each_request() {
+    run(20, async {
+        // Each request 300 ms at most; the task's result comes after 800 ms.
+        let client = Client::builder(peer(&["--tasks"]).timeout(Duration::from_millis(300)))
+            .era(Era::Legacy)
+            .on_elicitation(|_| async { Ok(ElicitResult::accept(json!({"name": "Ada"})).into()) })
+            .connect()
+            .await
+            .unwrap();
+        let args = json!({"ask": true, "after_ms": 800, "polls": 99, "intervals": [50]});
+        let r = client.call_tool("job", args).await.unwrap();
+        assert!(r.text().ends_with("for \"Ada\""), "{}", r.text());
+        client.close().await.unwrap();
+    });
+}

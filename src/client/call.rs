@@ -64,6 +64,9 @@ pub struct CallOptions {
     on_task: Option<TaskCallback>,
     /// Dropped early, the request is forgotten, not cancelled (a task's polls).
     quiet: bool,
+    /// No limit at all, not even the transport's (`tasks/result`, which
+    /// waits for the task's end; the caller's own limit bounds the task).
+    unbounded: bool,
 }
 
 impl CallOptions {
@@ -79,7 +82,10 @@ impl CallOptions {
         Self::default()
     }
 
-    /// This call's time limit, instead of the transport's default.
+    /// This call's time limit, instead of the transport's default. A call
+    /// that becomes a task is bounded by it (and by
+    /// [`max_total_time`](Self::max_total_time)) from its start to the task's
+    /// end, whatever progress comes; running out cancels the task.
     ///
     /// # Examples
     ///
@@ -200,6 +206,12 @@ impl CallOptions {
         self
     }
 
+    /// No time limit, neither the transport's nor the client's.
+    pub(super) fn unbounded(mut self) -> Self {
+        self.unbounded = true;
+        self
+    }
+
     /// What following a task needs of the options: whether to ask for one,
     /// the status callback, and the call's own limits (the time limit and the cap).
     pub(super) fn take_task_part(&mut self) -> (bool, Option<TaskCallback>, Option<Duration>) {
@@ -279,6 +291,7 @@ pub(crate) async fn call(
         reset: options.reset_on_progress,
         total: options.max_total,
         quiet: options.quiet,
+        unbounded: options.unbounded,
     };
     let Some(fields) = protocol.fields else {
         let params = with_meta(method, params, None, None, meta.as_ref())?;
@@ -432,6 +445,7 @@ struct Limits<'a> {
     reset: bool,
     total: Option<Duration>,
     quiet: bool,
+    unbounded: bool,
 }
 
 impl Limits<'_> {
@@ -447,6 +461,7 @@ impl Limits<'_> {
         loop {
             let transport = life.transport().await?;
             let (idle, from_default) = match self.timeout.or_else(|| transport.timeout()) {
+                _ if self.unbounded => (None, false),
                 Some(limit) => (Some(limit), false),
                 None => (self.default, true),
             };

@@ -319,22 +319,22 @@ impl Follower<'_> {
 }
 
 /// One request about task `id`, in the session's era; forgotten, never
-/// cancelled, if dropped. Without `limited`, not bounded by the client's
-/// default limit (`tasks/result` waits for the task's end).
+/// cancelled, if dropped. Without `limited`, not bounded by any per-request
+/// limit (`tasks/result` waits for the task's end).
 async fn ask(client: &Client, id: String, method: &str, limited: bool) -> Result<Value, Error> {
-    let mut protocol = client.protocol();
-    if !limited {
-        protocol.default_limit = None;
-    }
+    let options = match limited {
+        true => CallOptions::new().quiet(),
+        false => CallOptions::new().quiet().unbounded(),
+    };
     call::call(
         &client.inner.life,
         &client.inner.progress,
-        protocol,
+        client.protocol(),
         &client.inner.inputs,
         || Value::Null,
         method,
         Some(json!({ "taskId": id })),
-        CallOptions::new().quiet(),
+        options,
     )
     .await
 }

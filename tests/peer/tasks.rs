@@ -357,8 +357,10 @@ impl Tasks {
         if let Some(job) = self.jobs.get_mut(&task) {
             job.name = Some(message["result"]["content"]["name"].clone());
             job.status = "working";
-            // Answered: it ends at once.
-            job.polls = job.polls.max(job.args["polls"].as_u64().unwrap_or(2));
+            // Answered: it ends at once, unless it runs for a time.
+            if job.args["after_ms"].is_null() {
+                job.polls = job.polls.max(job.args["polls"].as_u64().unwrap_or(2));
+            }
             job.advance();
         }
         self.settle(out, &task);
