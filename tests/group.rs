@@ -206,14 +206,7 @@ fn a_server_whose_tools_change_is_listed_again() {
             lines.iter().filter(|l| l["method"] == "tools/list").count()
         };
         assert_eq!(listings().await, 1);
-        client
-            .request(
-                "test/changed",
-                Some(json!({"what": "tools"})),
-                Default::default(),
-            )
-            .await
-            .unwrap();
+        common::announce_tools_changed(&client).await;
         let mut seen = 1;
         for _ in 0..50 {
             group.tools().await;

@@ -235,17 +235,7 @@ fn on_tools_changed_hears_list_changed_in_both_eras_and_restarts() {
         // The modern server is told to send list_changed only once it is listened to.
         group.tools().await;
         for server in ["a", "m"] {
-            group
-                .client(server)
-                .await
-                .unwrap()
-                .request(
-                    "test/changed",
-                    Some(json!({"what": "tools"})),
-                    Default::default(),
-                )
-                .await
-                .unwrap();
+            common::announce_tools_changed(&group.client(server).await.unwrap()).await;
         }
         // "r" exits on its third request, and is started again.
         let r = group.client("r").await.unwrap();

@@ -116,7 +116,10 @@ impl Client {
                     if result.is_none() =>
                 {
                     // Blocks until the task ends, carrying the server's questions meanwhile.
-                    result = Some(ask(self, id.clone(), "tasks/result", false).boxed());
+                    // No per-request limit: it lasts as long as the task.
+                    let unbounded = CallOptions::new().unbounded();
+                    result =
+                        Some(ask(self, "tasks/result", json!({ "taskId": id }), unbounded).boxed());
                 }
                 ("input_required", Wire::Extension) => follower.answer(&task).await?,
                 _ => {}
@@ -159,7 +162,15 @@ impl Client {
                     });
                 }
                 Woke::News(news) => news,
-                Woke::Poll => ask(self, id.clone(), "tasks/get", true).await?,
+                Woke::Poll => {
+                    ask(
+                        self,
+                        "tasks/get",
+                        json!({ "taskId": id }),
+                        CallOptions::new(),
+                    )
+                    .await?
+                }
             };
             status = TaskStatus::of(&task).ok_or_else(|| {
                 Error::Protocol(format!(
@@ -215,7 +226,13 @@ impl Client {
     pub async fn task(&self, id: &str) -> Result<CallToolResult, Error> {
         let followed = async {
             let wire = Wire::of(self.era());
-            let task = ask(self, id.to_owned(), "tasks/get", true).await?;
+            let task = ask(
+                self,
+                "tasks/get",
+                json!({ "taskId": id }),
+                CallOptions::new(),
+            )
+            .await?;
             let following = Following {
                 on_task: None,
                 limit: None,
@@ -302,30 +319,20 @@ impl Follower<'_> {
         let responses = answer_inputs(&self.client.inner.inputs, "tasks/get", &asked).await?;
         self.answered.extend(keys);
         let params = json!({ "taskId": self.id, "inputResponses": responses });
-        let client = self.client;
-        call::call(
-            &client.inner.life,
-            &client.inner.progress,
-            client.protocol(),
-            &client.inner.inputs,
-            || Value::Null,
-            "tasks/update",
-            Some(params),
-            CallOptions::new().quiet(),
-        )
-        .await
-        .map(drop)
+        ask(self.client, "tasks/update", params, CallOptions::new())
+            .await
+            .map(drop)
     }
 }
 
-/// One request about task `id`, in the session's era; forgotten, never
-/// cancelled, if dropped. Without `limited`, not bounded by any per-request
-/// limit (`tasks/result` waits for the task's end).
-async fn ask(client: &Client, id: String, method: &str, limited: bool) -> Result<Value, Error> {
-    let options = match limited {
-        true => CallOptions::new().quiet(),
-        false => CallOptions::new().quiet().unbounded(),
-    };
+/// One request about a task, in the session's era; forgotten, never
+/// cancelled, if dropped.
+async fn ask(
+    client: &Client,
+    method: &str,
+    params: Value,
+    options: CallOptions,
+) -> Result<Value, Error> {
     call::call(
         &client.inner.life,
         &client.inner.progress,
@@ -333,8 +340,8 @@ async fn ask(client: &Client, id: String, method: &str, limited: bool) -> Result
         &client.inner.inputs,
         || Value::Null,
         method,
-        Some(json!({ "taskId": id })),
-        options,
+        Some(params),
+        options.quiet(),
     )
     .await
 }

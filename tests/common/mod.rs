@@ -190,3 +190,15 @@ pub fn assert_ladder_step_two(status: stdio_mcp::ExitStatus) {
     #[cfg(windows)]
     assert_eq!((status.code(), status.signal()), (Some(1), None));
 }
+
+/// Has the test peer announce that its tools changed (`test/changed`).
+pub async fn announce_tools_changed(client: &stdio_mcp::client::Client) {
+    client
+        .request(
+            "test/changed",
+            Some(serde_json::json!({"what": "tools"})),
+            Default::default(),
+        )
+        .await
+        .expect("test/changed");
+}
