@@ -425,3 +425,24 @@ fn a_task_outlives_the_transports_limit_on_each_request() {
         client.close().await.unwrap();
     });
 }
+
+#[test]
+fn a_tasks_progress_reaches_on_progress_to_its_end() {
+    run(20, async {
+        for era in ERAS {
+            let client = connect(era).await;
+            let progress = Arc::new(Mutex::new(Vec::new()));
+            let seen = Arc::clone(&progress);
+            let options =
+                CallOptions::new().on_progress(move |p| seen.lock().unwrap().push(p.progress));
+            let r = client
+                .call_tool_with("job", json!({"polls": 3, "progress": true}), options)
+                .await
+                .unwrap();
+            assert_eq!(r.text(), "done after 3 polls");
+            // Every poll's progress, in order, all before the result.
+            assert_eq!(*progress.lock().unwrap(), [1.0, 2.0, 3.0], "{era}");
+            client.close().await.unwrap();
+        }
+    });
+}

@@ -24,7 +24,7 @@ use super::task_status::TaskStatus;
 use super::types::Progress;
 use super::wire::{input_required, into_object, with_meta, Protocol};
 
-type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
+pub(super) type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
 pub(super) type TaskCallback = Box<dyn FnMut(&TaskStatus) + Send>;
 
 /// How one call is made: [`Client::request`](super::Client::request) and
@@ -67,6 +67,8 @@ pub struct CallOptions {
     /// No limit at all, not even the transport's (`tasks/result`, which
     /// waits for the task's end; the caller's own limit bounds the task).
     unbounded: bool,
+    /// The progress token to send, instead of a new one.
+    token: Option<Value>,
 }
 
 impl CallOptions {
@@ -206,6 +208,17 @@ impl CallOptions {
         self
     }
 
+    /// Sends `token` as the progress token (the caller keeps its own route for it).
+    pub(super) fn progress_token(mut self, token: Value) -> Self {
+        self.token = Some(token);
+        self
+    }
+
+    /// The progress callback, taken out.
+    pub(super) fn take_on_progress(&mut self) -> Option<ProgressCallback> {
+        self.on_progress.take()
+    }
+
     /// No time limit, neither the transport's nor the client's.
     pub(super) fn unbounded(mut self) -> Self {
         self.unbounded = true;
@@ -268,7 +281,7 @@ pub(crate) async fn call(
     // Unregistered however the call ends, drop included.
     let mut _route = None;
     if let Some(last) = &last {
-        let token = token();
+        let token = options.token.take().unwrap_or_else(token);
         let key = token_key(&token);
         meta.get_or_insert_with(Map::new)
             .insert("progressToken".into(), token);
@@ -418,7 +431,8 @@ fn retry(
     Ok(Some(Value::Object(params)))
 }
 
-struct Route<'a>(&'a Routes, String);
+/// A progress route, removed however the call ends.
+pub(super) struct Route<'a>(pub(super) &'a Routes, pub(super) String);
 
 impl Drop for Route<'_> {
     fn drop(&mut self) {

@@ -291,6 +291,14 @@ impl Client {
         }
     }
 
+    /// A progress token no other call of this client has.
+    pub(super) fn progress_token(&self) -> Value {
+        Value::String(format!(
+            "stdio-mcp-{}",
+            self.inner.next_token.fetch_add(1, Ordering::Relaxed)
+        ))
+    }
+
     /// Sends any request with per-call `options` (time limits, extra `_meta`,
     /// progress) and returns its raw `result`.
     ///
@@ -331,12 +339,7 @@ impl Client {
                 excerpt(other)
             ))));
         }
-        let token = || {
-            Value::String(format!(
-                "stdio-mcp-{}",
-                self.inner.next_token.fetch_add(1, Ordering::Relaxed)
-            ))
-        };
+        let token = || self.progress_token();
         let protocol = self.protocol();
         let outcome = call::call(
             &self.inner.life,

@@ -33,7 +33,9 @@ type ProgressCallback = Arc<Mutex<dyn FnMut(&Progress) + Send>>;
 /// the call that owns its token, subscriptions' notifications to their streams.
 #[derive(Default)]
 pub(crate) struct Routes {
-    calls: Mutex<HashMap<String, ProgressCallback>>,
+    /// Per token, the calls' callbacks: the last added hears it (a task's
+    /// call keeps one under the request's own while the request lasts).
+    calls: Mutex<HashMap<String, Vec<ProgressCallback>>>,
     pub(crate) listeners: Listeners,
     /// The tools `list_changed` notifications read so far (the tool cache
     /// compares it with the count it listed at).
@@ -71,7 +73,7 @@ impl Routes {
 
     pub(crate) fn add(&self, token: String, callback: impl FnMut(&Progress) + Send + 'static) {
         let callback: ProgressCallback = Arc::new(Mutex::new(callback));
-        self.lock().insert(token, callback);
+        self.lock().entry(token).or_default().push(callback);
     }
 
     /// Starts keeping the status notifications of task `id` (until
@@ -129,11 +131,18 @@ impl Routes {
         self.tool_changes.load(Ordering::Acquire)
     }
 
+    /// Removes the callback added last for `token`.
     pub(crate) fn remove(&self, token: &str) {
-        self.lock().remove(token);
+        let mut calls = self.lock();
+        if let Some(callbacks) = calls.get_mut(token) {
+            callbacks.pop();
+            if callbacks.is_empty() {
+                calls.remove(token);
+            }
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ProgressCallback>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<ProgressCallback>>> {
         self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -146,7 +155,7 @@ impl Routes {
             return;
         };
         // Not called under the map's lock: the callback may start other calls.
-        let callback = self.lock().get(&token).cloned();
+        let callback = self.lock().get(&token).and_then(|c| c.last()).cloned();
         if let (Some(callback), Ok(progress)) = (callback, serde_json::from_value(params.clone())) {
             let mut callback = callback.lock().unwrap_or_else(|e| e.into_inner());
             (*callback)(&progress);

@@ -12,7 +12,8 @@
 //! `ask` (needs a name first), `notify` (sends a status notification when it
 //! ends by time), `require` (a 2026-07-28 extension the client must declare),
 //! `lag` (polls that still show an answered input request, as an eventually
-//! consistent server may).
+//! consistent server may), `progress` (a progress notification for the
+//! call's token at each poll, before its answer).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -49,6 +50,8 @@ struct Job {
     lag: u64,
     /// The poll it ended at.
     ended: u64,
+    /// The call's progress token (null if none).
+    token: Value,
 }
 
 impl Job {
@@ -293,6 +296,7 @@ impl Tasks {
             elicited: false,
             lag: 0,
             ended: 0,
+            token: params["_meta"]["progressToken"].clone(),
         };
         if job.args["notify"] == true && !self.modern {
             if let Some(ms) = job.args["after_ms"].as_u64() {
@@ -324,6 +328,14 @@ impl Tasks {
         let job = self.jobs.get_mut(task).unwrap();
         job.polls += 1;
         job.advance();
+        if job.args["progress"] == true && !job.token.is_null() {
+            let params = json!({ "progressToken": job.token, "progress": job.polls,
+                "message": format!("poll {}", job.polls) });
+            send(
+                out,
+                &json!({ "jsonrpc": "2.0", "method": "notifications/progress", "params": params }),
+            );
+        }
         answer(out, id, Ok(self.task(task, &self.jobs[task])));
         self.settle(out, task);
     }
