@@ -249,7 +249,7 @@ impl Client {
         &self,
         name: &str,
         arguments: impl Serialize,
-        options: CallOptions,
+        mut options: CallOptions,
     ) -> Result<CallToolResult, Error> {
         let arguments = match serde_json::to_value(arguments) {
             Ok(arguments) => arguments,
@@ -275,7 +275,6 @@ impl Client {
                 ))))
             }
         };
-        let mut options = options;
         let (as_task, on_task, limit) = options.take_task_part();
         // A task's progress outlives its `tools/call` request: the call keeps
         // a route of its own for the token, under the request's.

@@ -147,21 +147,25 @@ impl Group {
     /// # Ok::<(), Box<dyn std::error::Error>>(()) });
     /// ```
     pub async fn tools(&self) -> Vec<GroupTool> {
-        let lists = self.inner.members.iter().map(Member::tools);
+        // Only a group with a catalog cache copies the lists for it.
+        let caching = self.inner.catalog_cache.is_some();
+        let lists = self.inner.members.iter().map(|m| m.tools(caching));
         let lists = futures::future::join_all(lists).await;
         let mut entries = Entries::new();
         let lists: Vec<Vec<Tool>> = lists
             .into_iter()
             .zip(&self.inner.members)
-            .map(|(listed, member)| match listed {
-                Some((tools, entry)) => {
+            .map(|(listed, member)| {
+                let (tools, entry) = listed.unwrap_or_default();
+                if let Some(entry) = entry {
                     entries.insert(member.name().to_owned(), entry);
-                    tools
                 }
-                None => Vec::new(),
+                tools
             })
             .collect();
-        self.save(entries).await;
+        if caching {
+            self.save(entries).await;
+        }
         let mut offered: Vec<(usize, Tool)> = Vec::new();
         for (index, (member, tools)) in self.inner.members.iter().zip(lists).enumerate() {
             let config = member.config();

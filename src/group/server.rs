@@ -195,19 +195,20 @@ impl Member {
         }
     }
 
-    /// The server's tools and what the catalog cache is to keep of it:
-    /// listed by a running server, cached for one not started; `None` when
-    /// there is no list to give.
-    pub(crate) async fn tools(&self) -> Option<(Vec<Tool>, Entry)> {
+    /// The server's tools (listed by a running server, cached for one not
+    /// started) and, when `caching`, what the catalog cache is to keep of
+    /// it; `None` when there is no list to give.
+    pub(crate) async fn tools(&self, caching: bool) -> Option<(Vec<Tool>, Option<Entry>)> {
         let client = match &*self.lock() {
             Started::Idle(cached) | Started::Starting(cached) => {
-                return Some((cached.tools.clone(), Entry::clone(cached)))
+                let entry = caching.then(|| Entry::clone(cached));
+                return Some((cached.tools.clone(), entry));
             }
             Started::Ready { client, .. } => client.clone(),
             Started::Failed(_) | Started::Closed => return None,
         };
         let tools = client.tools().await.ok()?;
-        let entry = Entry::of(&client, &self.fingerprint, tools.clone());
+        let entry = caching.then(|| Entry::of(&client, &self.fingerprint, tools.clone()));
         Some((tools, entry))
     }
 
