@@ -499,10 +499,25 @@ impl Builder {
         }
     }
 
-    /// What the era found for this server is remembered under: the command
-    /// line, the environment changes and the working directory.
+    /// What the era found for this server is remembered under, and what a
+    /// group's catalog cache fingerprints: the command line, the environment
+    /// changes and the working directory, as JSON (a text no Rust release
+    /// changes, unlike `Debug`'s).
     pub(crate) fn command_key(&self) -> String {
-        format!("{:?}", (&self.command, &self.env, &self.cwd))
+        let env: Vec<Value> = self
+            .env
+            .iter()
+            .map(|change| match change {
+                EnvChange::Set(key, value) => {
+                    serde_json::json!(["set", os_text(key), os_text(value)])
+                }
+                EnvChange::Remove(key) => serde_json::json!(["remove", os_text(key)]),
+                EnvChange::Clear => serde_json::json!(["clear"]),
+            })
+            .collect();
+        let command: Vec<Value> = self.command.iter().map(|part| os_text(part)).collect();
+        let cwd = self.cwd.as_deref().map(|cwd| os_text(cwd.as_os_str()));
+        serde_json::json!([command, env, cwd]).to_string()
     }
 
     /// The `PATH` the child will see, where the builder changes it (Windows looks
@@ -518,6 +533,22 @@ impl Builder {
             }
         }
         path.unwrap_or_else(|| std::env::var_os("PATH"))
+    }
+}
+
+/// `text` as a JSON string, or, when it is not Unicode, as `{"bytes": hex}` of
+/// its platform encoding (so two such texts are never taken for one).
+fn os_text(text: &OsStr) -> Value {
+    match text.to_str() {
+        Some(text) => Value::from(text),
+        None => {
+            let hex: String = text
+                .as_encoded_bytes()
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect();
+            serde_json::json!({ "bytes": hex })
+        }
     }
 }
 
@@ -601,5 +632,34 @@ mod tests {
             "stdio-mcp-peer"
         );
         assert_eq!(program_name(OsStr::new(".exe")), ".exe");
+    }
+
+    #[test]
+    fn a_command_key_is_json_of_everything_the_child_is_started_with() {
+        let builder = crate::Transport::builder(["npx", "-y", "server \"x\""])
+            .env_clear()
+            .env("TOKEN", "a b")
+            .env_remove("HOME")
+            .cwd("/srv");
+        assert_eq!(
+            builder.command_key(),
+            r#"[["npx","-y","server \"x\""],[["clear"],["set","TOKEN","a b"],["remove","HOME"]],"/srv"]"#
+        );
+        let bare = crate::Transport::builder(["npx"]);
+        assert_eq!(bare.command_key(), r#"[["npx"],[],null]"#);
+        assert_ne!(
+            bare.command_key(),
+            crate::Transport::builder(["npx", ""]).command_key()
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_command_key_keeps_text_that_is_not_unicode_apart() {
+        use std::os::unix::ffi::OsStrExt;
+        let key =
+            |bytes: &[u8]| crate::Transport::builder([OsStr::from_bytes(bytes)]).command_key();
+        assert_eq!(key(b"a\xff"), r#"[[{"bytes":"61ff"}],[],null]"#);
+        assert_ne!(key(b"a\xff"), key(b"a\xfe"));
     }
 }

@@ -108,7 +108,7 @@ pub(crate) async fn write(path: PathBuf, servers: Entries) -> std::io::Result<()
         .map_err(std::io::Error::other)?;
         let temporary = temporary_beside(&path);
         let written =
-            std::fs::write(&temporary, text).and_then(|()| std::fs::rename(&temporary, &path));
+            write_durably(&temporary, &text).and_then(|()| std::fs::rename(&temporary, &path));
         if written.is_err() {
             let _ = std::fs::remove_file(&temporary);
         }
@@ -120,6 +120,15 @@ pub(crate) async fn write(path: PathBuf, servers: Entries) -> std::io::Result<()
             "the catalog cache's writer thread died",
         ))
     })
+}
+
+/// Writes `text` to a new file at `path` and waits for it to reach the disk,
+/// so the rename that follows never puts an empty file in the cache's place.
+fn write_durably(path: &Path, text: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path)?;
+    file.write_all(text)?;
+    file.sync_all()
 }
 
 /// A name no other writer (thread or process) uses at the same time.
