@@ -293,6 +293,43 @@ fn dropping_a_task_call_or_running_out_of_time_cancels_the_task_with_tasks_cance
 }
 
 #[test]
+fn a_call_whose_question_is_never_answered_still_ends_at_its_limit() {
+    run(20, async {
+        for era in ERAS {
+            let flags: &[&str] = match era {
+                Era::Modern => &["--tasks", "--discover", "modern"],
+                _ => &["--tasks"],
+            };
+            // A person who never answers.
+            let client = Client::builder(peer(flags))
+                .era(era)
+                .on_elicitation(|_request| futures::future::pending())
+                .connect()
+                .await
+                .unwrap();
+            let limited = CallOptions::new().timeout(Duration::from_millis(300));
+            let args = json!({"outcome": "never", "ask": true});
+            let e = client
+                .call_tool_with("job", args, limited)
+                .await
+                .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Timeout, "{era}: {e}");
+            let mut cancelled = false;
+            for _ in 0..100 {
+                let lines = received(&client.transport()).await;
+                if methods(&lines, "tasks/cancel").len() == 1 {
+                    cancelled = true;
+                    break;
+                }
+                async_io::Timer::after(Duration::from_millis(10)).await;
+            }
+            assert!(cancelled, "{era}: no tasks/cancel");
+            client.close().await.unwrap();
+        }
+    });
+}
+
+#[test]
 fn polls_wait_as_long_as_the_server_says_each_time() {
     run(20, async {
         for era in ERAS {

@@ -12,6 +12,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
+use futures::future::Either;
 use futures::FutureExt;
 use serde_json::{json, Map, Value};
 
@@ -67,8 +68,35 @@ pub(super) struct Following {
 }
 
 impl Client {
-    /// Follows the task `task` (as the server described it) to its end.
+    /// Follows the task `task` (as the server described it) to its end, or
+    /// until the caller's limit runs out, whatever it is waiting for then (a
+    /// poll, a handler's answer): dropping the follower cancels the task.
     pub(super) async fn follow_task(
+        &self,
+        wire: Wire,
+        task: &Value,
+        following: Following,
+    ) -> Result<CallToolResult, Error> {
+        let Some((limit, at)) = following.limit else {
+            return self.follow_to_the_end(wire, task, following).await;
+        };
+        let followed = self.follow_to_the_end(wire, task, following);
+        futures::pin_mut!(followed);
+        match futures::future::select(followed, Timer::at(at)).await {
+            Either::Left((outcome, _)) => outcome,
+            Either::Right(_) => {
+                let id = task.get("taskId").and_then(Value::as_str).unwrap_or("?");
+                Err(Error::Timeout {
+                    method: format!("tools/call (task {id})"),
+                    after: limit,
+                })
+            }
+        }
+    }
+
+    /// The follower itself: polls, reports, answers and fetches until the
+    /// task ends.
+    async fn follow_to_the_end(
         &self,
         wire: Wire,
         task: &Value,
@@ -97,7 +125,6 @@ impl Client {
         let mut task = task.clone();
         let mut interval = poll_interval(&task);
         let mut result: Option<Answer<'_>> = None;
-        let mut deadline = following.limit.map(|(_, at)| Timer::at(at));
         loop {
             follower.report(&status);
             match (status.status.as_str(), wire) {
@@ -133,11 +160,6 @@ impl Client {
                         return Poll::Ready(Woke::Result(outcome));
                     }
                 }
-                if let Some(deadline) = &mut deadline {
-                    if deadline.poll_unpin(cx).is_ready() {
-                        return Poll::Ready(Woke::Deadline);
-                    }
-                }
                 if let Poll::Ready(news) = self.inner.progress.poll_task_news(&id, cx) {
                     return Poll::Ready(Woke::News(news));
                 }
@@ -153,13 +175,6 @@ impl Client {
                 Woke::Result(outcome) => {
                     guard.id = None;
                     return result_of(&id, outcome?);
-                }
-                Woke::Deadline => {
-                    let (limit, _) = following.limit.expect("a deadline comes from a limit");
-                    return Err(Error::Timeout {
-                        method: format!("tools/call (task {id})"),
-                        after: limit,
-                    });
                 }
                 Woke::News(news) => news,
                 Woke::Poll => {
@@ -272,7 +287,6 @@ type Answer<'a> = Pin<Box<dyn Future<Output = Result<Value, Error>> + Send + 'a>
 
 enum Woke {
     Result(Result<Value, Error>),
-    Deadline,
     News(Value),
     Poll,
 }
