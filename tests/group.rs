@@ -240,7 +240,10 @@ fn dropping_a_group_leaves_no_process_behind() {
     });
 }
 
-async fn connect_and_call(group: Group) {
+async fn connect_and_call() {
+    let group = Group::builder(config(&[("p", &[], json!({}))]))
+        .connect()
+        .await;
     let r = group
         .call_tool("p__add", json!({"a": 1, "b": 2}))
         .await
@@ -251,26 +254,15 @@ async fn connect_and_call(group: Group) {
 
 #[test]
 fn groups_under_smol() {
-    smol::block_on(async {
-        let group = Group::builder(config(&[("p", &[], json!({}))]))
-            .connect()
-            .await;
-        common::within(10, connect_and_call(group)).await;
-    });
+    smol::block_on(common::within(10, connect_and_call()));
 }
 
 #[async_std::test]
 async fn groups_under_async_std() {
-    let group = Group::builder(config(&[("p", &[], json!({}))]))
-        .connect()
-        .await;
-    common::within(10, connect_and_call(group)).await;
+    common::within(10, connect_and_call()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn groups_under_tokio() {
-    let group = Group::builder(config(&[("p", &[], json!({}))]))
-        .connect()
-        .await;
-    common::within(10, connect_and_call(group)).await;
+    common::within(10, connect_and_call()).await;
 }
