@@ -10,17 +10,23 @@ use std::time::{Duration, Instant};
 
 use common::{peer, received, run};
 use serde_json::{json, Value};
-use stdio_mcp::client::{CallOptions, Client, ElicitResult, Era, TaskStatus, TaskSupport};
+use stdio_mcp::client::{
+    CallOptions, Client, ClientBuilder, ElicitResult, Era, TaskStatus, TaskSupport,
+};
 use stdio_mcp::ErrorKind;
 
-/// A client of the tasks peer in `era`, whose elicitations are answered "Ada".
-async fn connect(era: Era) -> Client {
+/// A client builder of the tasks peer in `era`.
+fn tasks_peer(era: Era) -> ClientBuilder {
     let flags: &[&str] = match era {
         Era::Modern => &["--tasks", "--discover", "modern"],
         _ => &["--tasks"],
     };
-    Client::builder(peer(flags))
-        .era(era)
+    Client::builder(peer(flags)).era(era)
+}
+
+/// A client of the tasks peer in `era`, whose elicitations are answered "Ada".
+async fn connect(era: Era) -> Client {
+    tasks_peer(era)
         .on_elicitation(|_request| async {
             Ok(ElicitResult::accept(json!({"name": "Ada"})).into())
         })
@@ -296,13 +302,8 @@ fn dropping_a_task_call_or_running_out_of_time_cancels_the_task_with_tasks_cance
 fn a_call_whose_question_is_never_answered_still_ends_at_its_limit() {
     run(20, async {
         for era in ERAS {
-            let flags: &[&str] = match era {
-                Era::Modern => &["--tasks", "--discover", "modern"],
-                _ => &["--tasks"],
-            };
             // A person who never answers.
-            let client = Client::builder(peer(flags))
-                .era(era)
+            let client = tasks_peer(era)
                 .on_elicitation(|_request| futures::future::pending())
                 .connect()
                 .await
