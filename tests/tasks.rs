@@ -243,6 +243,20 @@ async fn reported_as(seen: &Mutex<Vec<TaskStatus>>, status: &str) -> TaskStatus 
     }
 }
 
+/// What the peer read once it read `count` `tasks/cancel` (they are on their
+/// way: a drop cannot wait), or after a second of looking.
+async fn after_cancels(client: &Client, count: usize) -> Vec<Value> {
+    let mut lines = Vec::new();
+    for _ in 0..100 {
+        lines = received(&client.transport()).await;
+        if methods(&lines, "tasks/cancel").len() >= count {
+            break;
+        }
+        async_io::Timer::after(Duration::from_millis(10)).await;
+    }
+    lines
+}
+
 #[test]
 fn dropping_a_task_call_or_running_out_of_time_cancels_the_task_with_tasks_cancel() {
     run(20, async {
@@ -270,20 +284,9 @@ fn dropping_a_task_call_or_running_out_of_time_cancels_the_task_with_tasks_cance
             assert!(started.elapsed() >= Duration::from_millis(300));
             assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
             assert!(e.to_string().contains("tools/call (task task-2)"), "{e}");
-            // The cancels are on their way (a drop cannot wait): look until both are read.
-            let mut cancels = Vec::new();
-            for _ in 0..100 {
-                let lines = received(&client.transport()).await;
-                cancels = methods(&lines, "tasks/cancel")
-                    .iter()
-                    .map(|c| (*c).clone())
-                    .collect();
-                if cancels.len() == 2 {
-                    assert!(common::cancels(&lines).is_empty(), "{era}: {lines:?}");
-                    break;
-                }
-                async_io::Timer::after(Duration::from_millis(10)).await;
-            }
+            let lines = after_cancels(&client, 2).await;
+            assert!(common::cancels(&lines).is_empty(), "{era}: {lines:?}");
+            let cancels = methods(&lines, "tasks/cancel");
             let ids: Vec<&Value> = cancels.iter().map(|c| &c["params"]["taskId"]).collect();
             assert_eq!(ids, [&json!("task-1"), &json!("task-2")], "{era}");
             if era == Era::Modern {
@@ -315,16 +318,8 @@ fn a_call_whose_question_is_never_answered_still_ends_at_its_limit() {
                 .await
                 .unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Timeout, "{era}: {e}");
-            let mut cancelled = false;
-            for _ in 0..100 {
-                let lines = received(&client.transport()).await;
-                if methods(&lines, "tasks/cancel").len() == 1 {
-                    cancelled = true;
-                    break;
-                }
-                async_io::Timer::after(Duration::from_millis(10)).await;
-            }
-            assert!(cancelled, "{era}: no tasks/cancel");
+            let lines = after_cancels(&client, 1).await;
+            assert_eq!(methods(&lines, "tasks/cancel").len(), 1, "{era}: {lines:?}");
             client.close().await.unwrap();
         }
     });
