@@ -130,6 +130,16 @@ pub enum Error {
     /// Connecting a client timed out: what it waited for, how long in all,
     /// and what the server wrote on stdout instead of an answer.
     ConnectTimeout(Box<ConnectDiagnosis>),
+    /// While connecting, the server wrote 100 stdout lines that are not
+    /// JSON-RPC and no JSON-RPC message: it does not speak MCP on stdout (a
+    /// program that is not an MCP server, or one that logs to stdout), and
+    /// the connect ends at once instead of waiting out its time limits.
+    Noise {
+        /// How many lines it had written.
+        lines: u64,
+        /// The first of them, each cut to 200 characters.
+        first: Vec<String>,
+    },
     /// The call's params or arguments cannot be sent (not a JSON object, or a
     /// call option that does not fit); nothing was written.
     InvalidArguments(String),
@@ -247,6 +257,7 @@ impl Error {
             Error::ErrorResponse(_)
             | Error::InvalidResponse(_)
             | Error::MessageTooLarge { .. }
+            | Error::Noise { .. }
             | Error::Protocol(_) => ErrorKind::Protocol,
             Error::Timeout { .. } | Error::ConnectTimeout(_) => ErrorKind::Timeout,
             Error::Exited { .. } | Error::NotAlive | Error::StdoutClosed => ErrorKind::Exited,
@@ -439,6 +450,19 @@ impl fmt::Display for Error {
                 }
                 if let Some(hint) = hint {
                     write!(f, "; {hint}")?;
+                }
+                Ok(())
+            }
+            Error::Noise { lines, first } => {
+                write!(
+                    f,
+                    "MCP server wrote {lines} stdout lines that are not JSON-RPC, and no \
+                     JSON-RPC message, while connecting: it does not speak MCP on its stdout; \
+                     the first lines: "
+                )?;
+                for (i, line) in first.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { " | " };
+                    write!(f, "{sep}{line:?}")?;
                 }
                 Ok(())
             }

@@ -479,3 +479,30 @@ fn a_tasks_progress_reaches_on_progress_to_its_end() {
         }
     });
 }
+
+#[test]
+fn a_task_question_accepted_without_a_field_gets_the_schema_default() {
+    run(20, async {
+        for era in ERAS {
+            // The peer's question gives `name` the default "Grace".
+            let client = tasks_peer(era)
+                .on_elicitation(|_| async { Ok(ElicitResult::accept(json!({})).into()) })
+                .connect()
+                .await
+                .unwrap();
+            let r = client.call_tool("job", json!({"ask": true})).await.unwrap();
+            assert!(r.text().ends_with("for \"Grace\""), "{era}: {}", r.text());
+            client.close().await.unwrap();
+            // Turned off, the answer leaves as the handler wrote it.
+            let client = tasks_peer(era)
+                .on_elicitation(|_| async { Ok(ElicitResult::accept(json!({})).into()) })
+                .elicitation_defaults(false)
+                .connect()
+                .await
+                .unwrap();
+            let r = client.call_tool("job", json!({"ask": true})).await.unwrap();
+            assert!(r.text().ends_with("for null"), "{era}: {}", r.text());
+            client.close().await.unwrap();
+        }
+    });
+}

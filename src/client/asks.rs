@@ -405,3 +405,30 @@ impl From<CreateMessageResult> for Value {
         serde_json::to_value(result).unwrap_or(Value::Null)
     }
 }
+
+/// Completes an accepted elicitation `answer` with the `default` of each
+/// property of `schema` that its content leaves out (SEP-1034). Anything
+/// else (a decline, a URL-mode answer, a schema without defaults) is left
+/// as it is.
+pub(crate) fn fill_defaults(schema: &Value, answer: &mut Value) {
+    if answer.get("action").and_then(Value::as_str) != Some("accept") {
+        return;
+    }
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let defaults = properties
+        .iter()
+        .filter_map(|(name, property)| Some((name, property.get("default")?)));
+    for (name, default) in defaults {
+        let content = &mut answer["content"];
+        if content.is_null() {
+            *content = json!({});
+        }
+        if let Some(content) = content.as_object_mut() {
+            content
+                .entry(name.clone())
+                .or_insert_with(|| default.clone());
+        }
+    }
+}

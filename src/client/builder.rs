@@ -52,6 +52,9 @@ pub struct ClientBuilder {
     pub(super) name: Option<String>,
     /// Told when the server's tools may have changed (a group's catalog).
     pub(super) tools_changed: Option<ToolsChanged>,
+    /// How long the whole connect may take, and what sets that limit (a
+    /// group's start limit); the connect then says what it waited for.
+    pub(super) start_limit: Option<(Duration, &'static str)>,
     #[cfg(feature = "validate")]
     pub(super) checks: super::validation::Checks,
 }
@@ -87,9 +90,17 @@ impl ClientBuilder {
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             name: None,
             tools_changed: None,
+            start_limit: None,
             #[cfg(feature = "validate")]
             checks: super::validation::Checks::default(),
         }
+    }
+
+    /// Bounds the whole connect by `limit`, set by `what` (named in the error
+    /// of a connect cut short, with what the server wrote meanwhile).
+    pub(crate) fn start_limit(mut self, limit: Duration, what: &'static str) -> Self {
+        self.start_limit = Some((limit, what));
+        self
     }
 
     /// Calls `hook` after each tools `list_changed` of the server and after
@@ -243,6 +254,34 @@ impl ClientBuilder {
     /// ```
     pub fn elicitation_url(mut self, takes_urls: bool) -> Self {
         self.requests.elicitation_url = takes_urls;
+        self
+    }
+
+    /// Whether an accepted form elicitation gets the schema's defaults for
+    /// the fields the handler left out (SEP-1034; on by default). The
+    /// server's `requestedSchema` may give a `default` for each property
+    /// (string, number, integer, boolean, enum); with this on, a handler that
+    /// answers `accept` without such a field has it filled in from there
+    /// before the answer leaves, in both eras and for a task's questions.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use serde_json::json;
+    /// use stdio_mcp::client::Client;
+    /// use stdio_mcp::Transport;
+    ///
+    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    ///     // The answer leaves exactly as the handler wrote it.
+    ///     .on_elicitation(|_| async { Ok(json!({"action": "accept", "content": {}})) })
+    ///     .elicitation_defaults(false)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn elicitation_defaults(mut self, fill: bool) -> Self {
+        self.requests.elicitation_defaults = fill;
         self
     }
 

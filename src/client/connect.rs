@@ -45,18 +45,23 @@ impl ClientBuilder {
             request_timeout,
             name: _,
             tools_changed,
+            start_limit,
             #[cfg(feature = "validate")]
             checks,
         } = self;
+        let requests = requests.prepared();
         let capabilities = requests.capabilities();
+        // What the server writes that is not JSON-RPC is counted, and any
+        // message it sends noted: noise alone ends the connect early.
+        let noise = Noise::default();
         let other = transport.handlers.request.take();
-        transport.handlers.request = Some(requests.clone().into_handler(other));
+        transport.handlers.request =
+            Some(noise.watch_requests(requests.clone().into_handler(other)));
         let inputs = requests;
         let progress = Arc::new(Routes::new(tools_changed));
         let user_notifications = transport.handlers.notification.take();
         transport.handlers.notification =
-            Some(Arc::clone(&progress).into_handler(user_notifications));
-        let noise = Noise::default();
+            Some(noise.watch_notifications(Arc::clone(&progress).into_handler(user_notifications)));
         transport.handlers.discarded = Some(noise.handler(transport.handlers.discarded.take()));
         // Shared, so that a server started again calls the same handlers.
         let handlers = std::mem::take(&mut transport.handlers).share();
@@ -83,21 +88,22 @@ impl ClientBuilder {
             run_driver(driver.then(restart::supervise(supervised)));
             Ok((started, Some(handoff)))
         };
-        let hello = Hello {
-            client_info: &client_info,
-            capabilities: &capabilities,
-            handshake_timeout,
-            probe_timeout,
-        };
         let command = transport.command_key();
-        // A legacy server this process met before that ignored the probe is
-        // not probed again: its probe could only time out once more.
-        // (Only such servers are remembered.)
+        // A legacy server this process met before that ignored or died on
+        // the probe is not probed again: it would only cost that again.
         let era = match (era, known_era(&command)) {
             (Era::Auto, Some(Era::Legacy)) => Era::Legacy,
             (era, _) => era,
         };
         let since = Instant::now();
+        let hello = Hello {
+            client_info: &client_info,
+            capabilities: &capabilities,
+            handshake_timeout,
+            probe_timeout,
+            noise: &noise,
+            deadline: start_limit.map(|(limit, _)| since + limit),
+        };
         let first = start(transport.again(handlers.handlers()))?;
         drop(transport);
         let handshake_limit = first.0.timeout().unwrap_or(handshake_timeout);
@@ -107,6 +113,16 @@ impl ClientBuilder {
                 return error;
             }
             let (noise, first_noise) = noise.seen();
+            let (waited_for, hint) = match (start_limit, hello.deadline) {
+                (Some((limit, what)), Some(at)) if Instant::now() >= at => (
+                    format!(
+                        "{waited_for} before the start limit of {}s ({what})",
+                        limit.as_secs_f64()
+                    ),
+                    None,
+                ),
+                _ => (waited_for, hint),
+            };
             Error::ConnectTimeout(Box::new(ConnectDiagnosis {
                 waited_for,
                 waited: since.elapsed(),
@@ -122,41 +138,8 @@ impl ClientBuilder {
                 let outcome = outcome.map_err(|e| diagnose(e, initialize, None));
                 (first, outcome)
             }
-            Era::Auto | Era::Modern => match probe(&first.0, &hello).await {
+            Era::Modern => match probe(&first.0, &hello).await {
                 Probe::Modern(session) => (first, Ok(*session)),
-                Probe::Legacy {
-                    version, silent, ..
-                } if era == Era::Auto => {
-                    let outcome = handshake(&first.0, &hello, version.as_deref()).await;
-                    if silent && outcome.is_ok() {
-                        // Its probe can only time out again: the next connect skips it.
-                        remember_era(command, Era::Legacy);
-                    }
-                    let outcome = outcome.map_err(|e| {
-                        if !silent {
-                            return diagnose(e, initialize, None);
-                        }
-                        let waited_for = format!(
-                            "{initialize}, after a server/discover probe that got no answer within {}s",
-                            probe_timeout.as_secs_f64()
-                        );
-                        let hint = "a legacy server that ignores unknown requests connects \
-                                    without the probe's wait with Era::Legacy";
-                        diagnose(e, waited_for, Some(hint))
-                    });
-                    (first, outcome)
-                }
-                Probe::Exited(_) if era == Era::Auto => {
-                    // It exited on the probe: a legacy server that dies on
-                    // unknown requests. Started again, once, for the handshake.
-                    let _ = first.0.close().await;
-                    drop(first);
-                    event!(info, "MCP server exited on the probe: starting it again");
-                    let again = start(retry.take().expect("started again once"))?;
-                    let outcome = handshake(&again.0, &hello, None).await;
-                    let outcome = outcome.map_err(|e| diagnose(e, initialize, None));
-                    (again, outcome)
-                }
                 Probe::Legacy { silent: true, .. } => {
                     let waited_for =
                         format!("server/discover within {}s", probe_timeout.as_secs_f64());
@@ -175,8 +158,56 @@ impl ClientBuilder {
                     ));
                     (first, Err(error))
                 }
-                Probe::Failed(error) => (first, Err(error)),
+                Probe::Failed(error) => (first, Err(diagnose(error, initialize, None))),
             },
+            Era::Auto => {
+                // `legacy`: the probe ended in the handshake's favour (or the process's end).
+                let (version, silent, legacy, outcome) = match probe(&first.0, &hello).await {
+                    Probe::Modern(session) => (None, false, false, Ok(*session)),
+                    Probe::Failed(error) => (None, false, false, Err(error)),
+                    Probe::Exited(answer) => (None, false, true, Err(Error::Protocol(answer))),
+                    Probe::Legacy {
+                        version, silent, ..
+                    } => {
+                        let outcome = handshake(&first.0, &hello, version.as_deref()).await;
+                        (version, silent, true, outcome)
+                    }
+                };
+                // A server that died between the probe and the end of the
+                // handshake is an old SDK that chokes on an unknown request
+                // before `initialize`: started again, once, for the handshake alone.
+                let (started, outcome, again) = if !legacy || first.0.is_alive() || outcome.is_ok()
+                {
+                    (first, outcome, false)
+                } else {
+                    let _ = first.0.close().await;
+                    drop(first);
+                    event!(
+                        info,
+                        "MCP server exited after the probe: starting it again for the handshake"
+                    );
+                    let again = start(retry.take().expect("started again once"))?;
+                    let outcome = handshake(&again.0, &hello, version.as_deref()).await;
+                    (again, outcome, true)
+                };
+                if (silent || again) && outcome.as_ref().is_ok_and(|s| s.era == Era::Legacy) {
+                    // Its probe could only cost the same again: the next connect skips it.
+                    remember_era(command, Era::Legacy);
+                }
+                let outcome = outcome.map_err(|e| {
+                    if !silent || again {
+                        return diagnose(e, initialize, None);
+                    }
+                    let waited_for = format!(
+                        "{initialize}, after a server/discover probe that got no answer within {}s",
+                        probe_timeout.as_secs_f64()
+                    );
+                    let hint = "a legacy server that ignores unknown requests connects \
+                                without the probe's wait with Era::Legacy";
+                    diagnose(e, waited_for, Some(hint))
+                });
+                (started, outcome)
+            }
         };
         let (transport_now, handoff) = started;
         let session = match outcome {

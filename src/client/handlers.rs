@@ -10,6 +10,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::{json, Value};
 
+use super::asks::fill_defaults;
 use crate::error::RpcError;
 use crate::message::ServerRequest;
 use crate::route::{Reply, RequestHandler};
@@ -43,7 +44,7 @@ where
 
 /// The handlers the user gave for what the server asks: a legacy server's
 /// requests, and a 2026-07-28 server's input requests (multi round-trip).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct InputHandlers {
     pub(crate) roots: Option<ServerRequestHandler>,
     pub(crate) sampling: Option<ServerRequestHandler>,
@@ -52,9 +53,53 @@ pub(crate) struct InputHandlers {
     pub(crate) elicitation_url: bool,
     /// The sampling handler takes `tools` and `toolChoice`.
     pub(crate) sampling_tools: bool,
+    /// An accepted form gets the schema's defaults for the fields left out.
+    pub(crate) elicitation_defaults: bool,
+}
+
+impl Default for InputHandlers {
+    fn default() -> Self {
+        InputHandlers {
+            roots: None,
+            sampling: None,
+            elicitation: None,
+            elicitation_url: false,
+            sampling_tools: false,
+            elicitation_defaults: true,
+        }
+    }
 }
 
 impl InputHandlers {
+    /// These handlers as the client runs them: the elicitation handler's
+    /// accepted forms completed with the schema's defaults, where asked for.
+    /// Every path to a handler (a legacy request, a modern input request, a
+    /// task's question) goes through what this returns.
+    pub(crate) fn prepared(mut self) -> Self {
+        if !self.elicitation_defaults {
+            return self;
+        }
+        if let Some(user) = self.elicitation.take() {
+            self.elicitation = Some(Arc::new(move |request: ServerRequest| {
+                let schema = request
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("requestedSchema"))
+                    .cloned();
+                let answer = user(request);
+                async move {
+                    let mut answer = answer.await?;
+                    if let Some(schema) = schema {
+                        fill_defaults(&schema, &mut answer);
+                    }
+                    Ok(answer)
+                }
+                .boxed()
+            }));
+        }
+        self
+    }
+
     /// The handler slot of a method a server may ask a client, with the
     /// builder method that fills it; `None` for any other method.
     fn slot(&self, method: &str) -> Option<(&Option<ServerRequestHandler>, &'static str)> {

@@ -29,6 +29,7 @@ use crate::transport::Transport;
 use super::era::Era;
 use super::inbound::Routes;
 use super::life::Life;
+use super::noise::Noise;
 use super::session::{handshake, Hello};
 use super::types::{Implementation, LoggingLevel};
 use super::wire::{send_listen, Protocol};
@@ -414,6 +415,8 @@ impl Again {
             capabilities: &self.capabilities,
             handshake_timeout: self.handshake_timeout,
             probe_timeout: self.handshake_timeout,
+            noise: &Noise::default(),
+            deadline: None,
         };
         let session = handshake(transport, &hello, Some(&self.protocol_version)).await?;
         if session.protocol_version != self.protocol_version {

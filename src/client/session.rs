@@ -3,8 +3,11 @@
 //! handshake of the legacy revisions.
 
 use std::collections::HashMap;
+use std::pin::pin;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use futures::future::{select, Either};
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -14,6 +17,7 @@ use crate::pending::RequestOptions;
 use crate::transport::Transport;
 
 use super::era::{Era, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};
+use super::noise::Noise;
 use super::types::{Extra, Implementation, ServerCapabilities};
 use super::wire::{complete, decode, TASKS_EXTENSION};
 
@@ -36,9 +40,56 @@ pub(super) struct Hello<'a> {
     pub(super) capabilities: &'a Value,
     pub(super) handshake_timeout: Duration,
     pub(super) probe_timeout: Duration,
+    /// Counts what the server writes that is not JSON-RPC.
+    pub(super) noise: &'a Noise,
+    /// When the whole connect must be over (a group's start limit), if ever.
+    pub(super) deadline: Option<Instant>,
 }
 
 impl Hello<'_> {
+    /// One request of the connect: its answer, unless the server's stdout
+    /// turns out to be only noise, or the connect's deadline passes first
+    /// (a timeout: the connect says what it waited for).
+    async fn ask(
+        &self,
+        transport: &Transport,
+        method: &str,
+        params: Value,
+        limit: Duration,
+    ) -> Result<Value, Error> {
+        let options = RequestOptions::new().timeout(limit);
+        let request = transport.send_request_with(method, Some(params), options);
+        let deadline = async {
+            match self.deadline {
+                Some(at) => {
+                    async_io::Timer::at(at).await;
+                }
+                None => futures::future::pending().await,
+            }
+        };
+        let (overflow, deadline) = (pin!(self.noise.overflowed()), pin!(deadline));
+        let stops = select(overflow, deadline);
+        match select(request, stops).await {
+            Either::Left((answer, _)) => {
+                // An answer of any kind is JSON-RPC: noise after it is no overflow.
+                if answer
+                    .as_ref()
+                    .map_or_else(|e| e.rpc_error().is_some(), |_| true)
+                {
+                    self.noise.spoke();
+                }
+                answer
+            }
+            Either::Right((Either::Left(((lines, first), _)), _)) => {
+                Err(Error::Noise { lines, first })
+            }
+            Either::Right((Either::Right(_), _)) => Err(Error::Timeout {
+                method: method.to_owned(),
+                after: limit,
+            }),
+        }
+    }
+
     /// The protocol fields every 2026-07-28 request carries in `_meta`.
     fn modern_meta(&self, version: &str) -> Map<String, Value> {
         let mut meta = Map::new();
@@ -104,9 +155,8 @@ pub(super) async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
     let mut tried = Vec::new();
     loop {
         let params = json!({ "_meta": hello.modern_meta(&version) });
-        let limit = RequestOptions::new().timeout(hello.probe_timeout);
-        let answer = transport
-            .send_request_with("server/discover", Some(params), limit)
+        let answer = hello
+            .ask(transport, "server/discover", params, hello.probe_timeout)
             .await;
         tried.push(version.clone());
         let error = match answer {
@@ -124,9 +174,13 @@ pub(super) async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
                     .and_then(|s| serde_json::from_value(s.clone()).ok())
                     .unwrap_or_default();
                 match pick(&supported) {
-                    Some(Pick::Modern(next)) if tried.contains(&next) => {
+                    // A refusal of the very version it lists is asked once
+                    // more (a server may refuse a first request on principle).
+                    Some(Pick::Modern(next))
+                        if tried.iter().filter(|v| **v == next).count() > 1 =>
+                    {
                         return Probe::Failed(Error::Protocol(format!(
-                            "the server refused MCP {next} yet lists it as supported ({})",
+                            "the server refused MCP {next} twice, yet lists it as supported ({})",
                             supported.join(", ")
                         )))
                     }
@@ -142,6 +196,7 @@ pub(super) async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
                 }
             }
             Some(rpc) if MODERN_ERRORS.contains(&rpc.code) => return Probe::Failed(error),
+            _ if matches!(error, Error::Noise { .. }) => return Probe::Failed(error),
             _ => {
                 let answer = error.to_string();
                 return match error {
@@ -213,12 +268,19 @@ fn discovered(result: Value, hello: &Hello<'_>) -> Probe {
         #[serde(rename = "_meta", default)]
         meta: Map<String, Value>,
     }
+    // Anything but a DiscoverResult is a legacy server's own answer to an
+    // unknown method (`{}`, say): the handshake decides.
+    let not_discover = |error: Error| Probe::Legacy {
+        version: None,
+        answer: format!("a result that is not a DiscoverResult ({error})"),
+        silent: false,
+    };
     if let Err(error) = complete("server/discover", &result) {
-        return Probe::Failed(error);
+        return not_discover(error);
     }
     let found: DiscoverResult = match decode("server/discover", result) {
         Ok(found) => found,
-        Err(error) => return Probe::Failed(error),
+        Err(error) => return not_discover(error),
     };
     let version = match pick(&found.supported_versions) {
         Some(Pick::Modern(version)) => version,
@@ -268,11 +330,8 @@ pub(super) async fn handshake(
         "capabilities": hello.legacy_capabilities(),
         "clientInfo": hello.client_info,
     });
-    let options =
-        RequestOptions::new().timeout(transport.timeout().unwrap_or(hello.handshake_timeout));
-    let answer = transport
-        .send_request_with("initialize", Some(params), options)
-        .await?;
+    let limit = transport.timeout().unwrap_or(hello.handshake_timeout);
+    let answer = hello.ask(transport, "initialize", params, limit).await?;
     let init: InitializeResult = decode("initialize", answer)?;
     if !LEGACY_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
         return Err(Error::Protocol(format!(

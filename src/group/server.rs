@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use async_io::Timer;
 use futures::future::{select, Either};
 
 use crate::client::{Client, ClientBuilder, ClientState, Era, Tool};
@@ -51,6 +52,10 @@ pub(crate) type Customize = Box<dyn Fn(&str, ClientBuilder) -> ClientBuilder + S
 /// The group's user's hook, told which server's tools changed.
 pub(crate) type ToolsHook = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Beyond the start limit: time for a failed connect to close its server
+/// (the close ladder's two steps of 2 s).
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
 /// How the group starts a server: the same way at connect and on a first call.
 pub(crate) struct Starter {
     pub(crate) customize: Option<Customize>,
@@ -61,7 +66,8 @@ pub(crate) struct Starter {
 impl Starter {
     /// The client builder of `config`'s server, as the group's user wants it.
     pub(crate) fn builder(&self, config: &ServerConfig) -> ClientBuilder {
-        let mut builder = Client::builder(config.builder());
+        let mut builder = Client::builder(config.builder())
+            .start_limit(self.start_timeout, "Group::start_timeout");
         if let Some(customize) = &self.customize {
             builder = customize(&config.name, builder);
         }
@@ -81,9 +87,11 @@ impl Starter {
     /// Connects `builder` and lists its tools, together within the start
     /// timeout (a listing cut short by it leaves the server ready).
     async fn open(&self, builder: ClientBuilder, name: &str) -> Result<Client, Error> {
-        let mut limit = async_io::Timer::after(self.start_timeout);
+        // The connect keeps to the start limit itself, so that it can say
+        // what it waited for; this bounds the rest (its close on failure too).
+        let deadline = std::time::Instant::now() + self.start_timeout;
         let connecting = std::pin::pin!(builder.connect());
-        let client = match select(connecting, &mut limit).await {
+        let client = match select(connecting, Timer::at(deadline + CLOSE_GRACE)).await {
             Either::Left((connected, _)) => connected?,
             // Dropping the connect ends the server it started.
             Either::Right(_) => {
@@ -95,8 +103,9 @@ impl Starter {
             }
         };
         {
+            // A listing cut short by the limit leaves the server ready.
             let listing = std::pin::pin!(client.tools());
-            let _ = select(listing, limit).await;
+            let _ = select(listing, Timer::at(deadline)).await;
         }
         Ok(client)
     }

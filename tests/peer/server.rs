@@ -19,7 +19,11 @@
 //! `-32022` listing V1, V2 unless the version asked for is one of them;
 //! `reject-first` answers the first probe `-32022` listing 2026-07-28;
 //! `result-type:T` is modern but tags every other result `resultType: T`;
-//! `malformed` answers it without `supportedVersions`).
+//! `reject-always` refuses every probe so; `malformed` answers it without
+//! `supportedVersions`; `empty` answers it `{}`; `die-quietly` loses its
+//! session on it without a word on stdout and exits 1 on the next line it
+//! reads, as servers on the Python SDK before 1.9.4 do), `--noise N` (write
+//! N lines that are not JSON-RPC before anything else).
 //! Without it the peer is a legacy server: `server/discover` is an unknown method.
 //! `--tasks` adds tools that run as tasks, in its era's wire (`tasks.rs`).
 
@@ -81,6 +85,8 @@ struct Flags {
     log_start: Option<String>,
     /// Wait this many milliseconds before reading (a slow start).
     start_delay: u64,
+    /// Lines of noise written at start.
+    noise: u64,
     tasks: bool,
 }
 
@@ -101,6 +107,7 @@ fn flags() -> Flags {
         crash_on_restart: None,
         log_start: None,
         start_delay: 0,
+        noise: 0,
         tasks: false,
     };
     let mut args = env::args().skip(1);
@@ -123,6 +130,7 @@ fn flags() -> Flags {
             "--start-delay" => {
                 f.start_delay = args.next().and_then(|s| s.parse().ok()).unwrap_or(0)
             }
+            "--noise" => f.noise = args.next().and_then(|s| s.parse().ok()).unwrap_or(0),
             "--watchdog" => f.watchdog = args.next().and_then(|s| s.parse().ok()).unwrap_or(60),
             other => {
                 eprintln!("stdio-mcp-peer: unknown flag {other}");
@@ -189,6 +197,9 @@ fn main() {
     if flags.banner {
         write_line(&out, "stdio-mcp-peer starting (this line is not JSON)");
     }
+    for i in 0..flags.noise {
+        write_line(&out, &format!("[log] starting step {i}: not JSON-RPC"));
+    }
     if flags.no_read {
         loop {
             thread::sleep(Duration::from_secs(3600));
@@ -200,6 +211,7 @@ fn main() {
         initialize: flags.initialize.clone(),
         discover: flags.discover.clone(),
         probes: 0,
+        doomed: false,
         crash_after: flags.crash_after,
         requests: 0,
         listens: Vec::new(),
@@ -236,6 +248,8 @@ struct Peer {
     initialize: Option<String>,
     discover: Option<String>,
     probes: u32,
+    /// Its session died on the probe (`--discover die-quietly`).
+    doomed: bool,
     crash_after: Option<u64>,
     /// Requests taken so far (besides the handshake, the probe and `test/received`).
     requests: u64,
@@ -251,6 +265,10 @@ struct Peer {
 
 impl Peer {
     fn line(&mut self, text: String) {
+        if self.doomed {
+            eprintln!("peer: the session is gone; exiting on the next line");
+            process::exit(1);
+        }
         let message: Value = match serde_json::from_str(&text) {
             Ok(v) => v,
             Err(_) => {
@@ -311,7 +329,7 @@ impl Peer {
     fn modern_versions(&self) -> Option<Vec<String>> {
         let mode = self.discover.as_deref()?;
         Some(match mode {
-            "modern" | "reject-first" => vec!["2026-07-28".into()],
+            "modern" | "reject-first" | "reject-always" => vec!["2026-07-28".into()],
             "dual" => vec!["2026-07-28".into(), "2025-11-25".into()],
             m if m.starts_with("result-type:") => vec!["2026-07-28".into()],
             m if m.starts_with("offer:") => m[6..].split(',').map(str::to_owned).collect(),
@@ -327,6 +345,15 @@ impl Peer {
             match mode.as_str() {
                 "silent" => return Some(()),
                 "exit" => process::exit(7),
+                "die-quietly" => {
+                    eprintln!("peer: validation error: unknown method server/discover");
+                    self.doomed = true;
+                    return Some(());
+                }
+                "empty" => {
+                    answer(&self.out, id, Ok(json!({})));
+                    return Some(());
+                }
                 "malformed" => {
                     answer(
                         &self.out,
@@ -371,7 +398,8 @@ impl Peer {
             );
         };
         let unsupported = !versions.iter().any(|v| v == asked)
-            || (mode == "reject-first" && method == "server/discover" && self.probes == 0);
+            || (mode == "reject-first" && method == "server/discover" && self.probes == 0)
+            || (mode == "reject-always" && method == "server/discover");
         if method == "server/discover" {
             self.probes += 1;
         }

@@ -178,7 +178,7 @@ impl Tasks {
                     task["inputRequests"] = json!({ "name": {
                         "method": "elicitation/create",
                         "params": { "mode": "form", "message": "Your name?",
-                            "requestedSchema": { "type": "object", "properties": { "name": { "type": "string" } } } }
+                            "requestedSchema": { "type": "object", "properties": { "name": { "type": "string", "default": "Grace" } } } }
                     } });
                 }
                 _ => {}
@@ -351,7 +351,7 @@ impl Tasks {
             let ask = format!("task-ask-{}", self.asked.len() + 1);
             self.asked.insert(ask.clone(), task.to_owned());
             let params = json!({ "mode": "form", "message": "Your name?",
-                "requestedSchema": { "type": "object", "properties": { "name": { "type": "string" } } },
+                "requestedSchema": { "type": "object", "properties": { "name": { "type": "string", "default": "Grace" } } },
                 "_meta": { "io.modelcontextprotocol/related-task": { "taskId": task } } });
             send(
                 out,
