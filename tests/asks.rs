@@ -168,3 +168,56 @@ fn roots_changes_are_notified_to_a_legacy_server_and_refused_by_a_modern_one() {
         modern.close().await.unwrap();
     });
 }
+
+#[test]
+fn an_accepted_form_gets_the_schema_defaults_in_both_eras_unless_turned_off() {
+    run(20, async {
+        let schema = json!({ "type": "object", "properties": {
+            "name": { "type": "string", "default": "Ada" },
+            "age": { "type": "integer", "default": 36 },
+            "ratio": { "type": "number", "default": 0.5 },
+            "tier": { "type": "string", "enum": ["free", "pro"], "default": "pro" },
+            "ok": { "type": "boolean", "default": false },
+            "note": { "type": "string" }
+        } });
+        let form = json!({ "message": "Who?", "requestedSchema": schema });
+        // The handler answers only the age: the rest come from the schema.
+        let client = |server: Builder, fill: bool| {
+            Client::builder(server)
+                .on_elicitation(|_| async { Ok(ElicitResult::accept(json!({"age": 7})).into()) })
+                .elicitation_defaults(fill)
+                .connect()
+        };
+        let filled = json!({ "name": "Ada", "age": 7, "ratio": 0.5, "tier": "pro", "ok": false });
+        // Legacy: the server's elicitation/create request.
+        let legacy = client(peer(&[]), true).await.unwrap();
+        let answered = answer(&legacy, "elicitation/create", form.clone()).await;
+        assert_eq!(answered["result"]["content"], filled);
+        legacy.close().await.unwrap();
+        // Modern: an input request of a multi round-trip call.
+        let modern = client(peer(&["--discover", "modern"]), true).await.unwrap();
+        let done = modern
+            .request(
+                "test/mrtr",
+                Some(json!({ "ask_params": form.clone() })),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(done["inputResponses"]["ask-0"]["content"], filled);
+        modern.close().await.unwrap();
+        // Turned off: as the handler wrote it. A decline is never filled in.
+        let off = client(peer(&[]), false).await.unwrap();
+        let answered = answer(&off, "elicitation/create", form.clone()).await;
+        assert_eq!(answered["result"]["content"], json!({"age": 7}));
+        off.close().await.unwrap();
+        let declining = Client::builder(peer(&[]))
+            .on_elicitation(|_| async { Ok(ElicitResult::decline().into()) })
+            .connect()
+            .await
+            .unwrap();
+        let answered = answer(&declining, "elicitation/create", form).await;
+        assert_eq!(answered["result"], json!({"action": "decline"}));
+        declining.close().await.unwrap();
+    });
+}

@@ -7,35 +7,13 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use common::run;
+use common::{installed, run};
 use serde_json::{json, Value};
 use stdio_mcp::client::{Client, Content, Era, LoggingLevel, Progress, RestartPolicy};
-use stdio_mcp::{Builder, Transport};
-
-/// The installed server's command, or `None` (after saying so) when missing.
-fn installed(relative: &str, test: &str) -> Option<Builder> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(".servers")
-        .join(relative);
-    if path.exists() {
-        return Some(Transport::builder([path]));
-    }
-    let message = format!(
-        "{test}: NOT RUN: {} is not installed (run scripts/install-test-servers)",
-        path.display()
-    );
-    assert!(
-        std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
-        "{message}"
-    );
-    // Written past the test harness's capture, so it shows in a passing run.
-    let _ = writeln!(std::io::stderr(), "{message}");
-    None
-}
+use stdio_mcp::Builder;
 
 fn everything(test: &str) -> Option<Builder> {
     installed("node_modules/.bin/mcp-server-everything", test)

@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 use std::future::Future;
+use std::io::Write;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures::future::{select, Either};
@@ -201,4 +203,25 @@ pub async fn announce_tools_changed(client: &stdio_mcp::client::Client) {
         )
         .await
         .expect("test/changed");
+}
+
+/// The installed server's command, or `None` (after saying so) when missing.
+pub fn installed(relative: &str, test: &str) -> Option<Builder> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(".servers")
+        .join(relative);
+    if path.exists() {
+        return Some(Transport::builder([path]));
+    }
+    let message = format!(
+        "{test}: NOT RUN: {} is not installed (run scripts/install-test-servers)",
+        path.display()
+    );
+    assert!(
+        std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
+        "{message}"
+    );
+    // Written past the test harness's capture, so it shows in a passing run.
+    let _ = writeln!(std::io::stderr(), "{message}");
+    None
 }

@@ -26,7 +26,10 @@
 //! N lines that are not JSON-RPC before anything else).
 //! Without it the peer is a legacy server: `server/discover` is an unknown method.
 //! `--tasks` adds tools that run as tasks, in its era's wire (`tasks.rs`).
+//! `--scenario NAME` (and `--canary URL`) answers as a scenario of the official
+//! conformance suite does (`conformance.rs`).
 
+mod conformance;
 mod demo;
 mod schemas;
 mod tasks;
@@ -87,6 +90,8 @@ struct Flags {
     start_delay: u64,
     /// Lines of noise written at start.
     noise: u64,
+    scenario: Option<String>,
+    canary: Option<String>,
     tasks: bool,
 }
 
@@ -108,6 +113,8 @@ fn flags() -> Flags {
         log_start: None,
         start_delay: 0,
         noise: 0,
+        scenario: None,
+        canary: None,
         tasks: false,
     };
     let mut args = env::args().skip(1);
@@ -130,6 +137,8 @@ fn flags() -> Flags {
             "--start-delay" => {
                 f.start_delay = args.next().and_then(|s| s.parse().ok()).unwrap_or(0)
             }
+            "--scenario" => f.scenario = args.next(),
+            "--canary" => f.canary = args.next(),
             "--noise" => f.noise = args.next().and_then(|s| s.parse().ok()).unwrap_or(0),
             "--watchdog" => f.watchdog = args.next().and_then(|s| s.parse().ok()).unwrap_or(60),
             other => {
@@ -219,6 +228,10 @@ fn main() {
         received: Vec::new(),
         asks: HashMap::new(),
         next_ask: 1,
+        scenario: flags
+            .scenario
+            .clone()
+            .map(|name| conformance::Scenario::new(name, flags.canary.clone())),
         tasks: flags
             .tasks
             .then(|| tasks::Tasks::new(flags.discover.as_deref() == Some("modern"))),
@@ -260,6 +273,7 @@ struct Peer {
     /// Server requests we sent (by their id) and the client request waiting on each.
     asks: HashMap<String, Value>,
     next_ask: u64,
+    scenario: Option<conformance::Scenario>,
     tasks: Option<tasks::Tasks>,
 }
 
@@ -304,6 +318,11 @@ impl Peer {
                 self.received.push(text);
                 let key = id.as_str().unwrap_or_default().to_owned();
                 let out = Arc::clone(&self.out);
+                if let Some(scenario) = &mut self.scenario {
+                    if scenario.answered(&out, &id, &message) {
+                        return;
+                    }
+                }
                 if let Some(tasks) = &mut self.tasks {
                     if tasks.answered(&out, &key, &message) {
                         return;
@@ -434,6 +453,11 @@ impl Peer {
     }
 
     fn request(&mut self, id: Value, method: &str, params: Value) {
+        if let Some(scenario) = &mut self.scenario {
+            if scenario.request(&self.out, &id, method, &params) {
+                return;
+            }
+        }
         if self.modern(&id, method, &params).is_some() {
             return;
         }
@@ -682,7 +706,14 @@ impl Peer {
                     let requests: serde_json::Map<String, Value> = kinds
                         .iter()
                         .enumerate()
-                        .map(|(i, m)| (format!("ask-{i}"), json!({ "method": m, "params": { "message": format!("round {done}") } })))
+                        .map(|(i, m)| {
+                            // `ask_params`: what each input request asks, instead of a message.
+                            let asked = match &params["ask_params"] {
+                                Value::Null => json!({ "message": format!("round {done}") }),
+                                given => given.clone(),
+                            };
+                            (format!("ask-{i}"), json!({ "method": m, "params": asked }))
+                        })
                         .collect();
                     Ok(
                         json!({ "resultType": "input_required", "inputRequests": requests,
