@@ -264,7 +264,7 @@ fn a_groups_start_limit_says_what_the_server_wrote() {
             panic!("{states:?}");
         };
         assert!(
-            why.contains("before the start limit of 1.5s (Group::start_timeout)"),
+            why.contains("did not answer server/discover before the start limit of 1.5s (Group::start_timeout)"),
             "{why}"
         );
         assert!(

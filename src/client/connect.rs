@@ -113,10 +113,11 @@ impl ClientBuilder {
                 return error;
             }
             let (noise, first_noise) = noise.seen();
-            let (waited_for, hint) = match (start_limit, hello.deadline) {
-                (Some((limit, what)), Some(at)) if Instant::now() >= at => (
+            // Cut by the start limit: what was asked then, and that limit.
+            let (waited_for, hint) = match (start_limit, &error) {
+                (Some((limit, what)), Error::Timeout { method, .. }) if hello.past_deadline() => (
                     format!(
-                        "{waited_for} before the start limit of {}s ({what})",
+                        "{method} before the start limit of {}s ({what})",
                         limit.as_secs_f64()
                     ),
                     None,

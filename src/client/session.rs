@@ -57,6 +57,14 @@ impl Hello<'_> {
         params: Value,
         limit: Duration,
     ) -> Result<Value, Error> {
+        let timeout = || Error::Timeout {
+            method: method.to_owned(),
+            after: limit,
+        };
+        if self.past_deadline() {
+            // Nothing more is sent once the connect is out of time.
+            return Err(timeout());
+        }
         let options = RequestOptions::new().timeout(limit);
         let request = transport.send_request_with(method, Some(params), options);
         let deadline = async {
@@ -83,11 +91,13 @@ impl Hello<'_> {
             Either::Right((Either::Left(((lines, first), _)), _)) => {
                 Err(Error::Noise { lines, first })
             }
-            Either::Right((Either::Right(_), _)) => Err(Error::Timeout {
-                method: method.to_owned(),
-                after: limit,
-            }),
+            Either::Right((Either::Right(_), _)) => Err(timeout()),
         }
+    }
+
+    /// The connect's deadline has passed.
+    pub(super) fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|at| Instant::now() >= at)
     }
 
     /// The protocol fields every 2026-07-28 request carries in `_meta`.
@@ -204,6 +214,8 @@ pub(super) async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
                     | Error::NotAlive
                     | Error::StdoutClosed
                     | Error::LeftLoop => Probe::Exited(answer),
+                    // Out of time for the whole connect: no handshake after it.
+                    Error::Timeout { .. } if hello.past_deadline() => Probe::Failed(error),
                     _ => {
                         let silent = matches!(error, Error::Timeout { .. });
                         if silent {
