@@ -230,3 +230,26 @@ fn a_group_whose_leader_exits_while_the_transport_is_open_does_not_outlive_it() 
         t.close().await.unwrap();
     });
 }
+
+/// A member of the group that has died but is not reaped (its parent never
+/// waits, and whoever adopts it, init in a container, may reap late or never)
+/// is not waited for: the close ends at the ladder's SIGTERM, not 2 s later.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_zombie_left_in_the_group_is_not_waited_for() {
+    run(15, async {
+        let script = format!("sleep 0.1 & exec {} --ignore-eof", common::PEER);
+        let t = stdio_mcp::Transport::builder(["sh", "-c", &script])
+            .process_group(true)
+            .spawn()
+            .unwrap();
+        t.send_request("ping", None).await.unwrap();
+        // The sleep has exited by now; the peer never reaps it.
+        async_io::Timer::after(Duration::from_millis(300)).await;
+        let started = std::time::Instant::now();
+        t.close().await.unwrap();
+        let took = started.elapsed();
+        common::assert_ladder_step_two(t.exit_status().unwrap());
+        assert!(took < Duration::from_millis(3000), "{took:?}");
+    });
+}

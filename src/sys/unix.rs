@@ -52,6 +52,43 @@ pub(crate) fn explain_spawn_error(_error: &io::Error, _program: &Path) -> Option
     None
 }
 
+/// Whether a process group that exists for kill(2) has a member that is not a
+/// zombie. A zombie keeps its group alive until it is reaped, and orphaned
+/// members are reaped by init, which in a container may be late or never:
+/// the close ladder must not wait for the dead. Linux tells from `/proc`.
+#[cfg(target_os = "linux")]
+fn has_live_member(group: libc::pid_t) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    entries.flatten().any(|entry| {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            return false;
+        };
+        // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        let Some((_, after)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let mut fields = after.split_whitespace();
+        let state = fields.next().unwrap_or("Z");
+        let pgrp = fields.nth(1).and_then(|g| g.parse::<libc::pid_t>().ok());
+        pgrp == Some(group) && !matches!(state, "Z" | "X")
+    })
+}
+
+/// Elsewhere the group's existence is all there is to know.
+#[cfg(not(target_os = "linux"))]
+fn has_live_member(_group: libc::pid_t) -> bool {
+    true
+}
+
 /// Stops a started child: by signals to it or, with `process_group`, to its group.
 #[derive(Debug)]
 pub(crate) struct Stopper {
@@ -101,7 +138,7 @@ impl Stopper {
     /// nothing holds any more (and that the system may give out again).
     pub(crate) fn group_lingers(&self) -> bool {
         // SAFETY: kill(2) with signal 0 only checks that the group exists.
-        self.group && unsafe { libc::kill(-self.pid, 0) } == 0
+        self.group && unsafe { libc::kill(-self.pid, 0) } == 0 && has_live_member(self.pid)
     }
 
     fn signal(&self, signal: libc::c_int) {
