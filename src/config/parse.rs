@@ -1,0 +1,237 @@
+//! A configuration document read into its stdio servers, the entries left
+//! aside, and what it says that is ignored.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::error::ConfigError;
+use super::jsonc::strip_jsonc;
+use super::substitute::{substitute, Place};
+use super::warning::{self, ConfigWarning};
+use super::{Config, ServerConfig, Skipped};
+
+pub(super) fn parse_document(text: &str, place: &Place<'_>) -> Result<Config, ConfigError> {
+    let document: Value = serde_json::from_str(&strip_jsonc(text))
+        .map_err(|e| ConfigError::new(None, None, format!("not valid JSON: {e}")))?;
+    let Value::Object(top) = document else {
+        return Err(ConfigError::new(
+            None,
+            None,
+            "the top level must be an object with \"mcpServers\" or \"servers\"",
+        ));
+    };
+    let mut config = Config::default();
+    let mut found = false;
+    for key in ["mcpServers", "servers"] {
+        let Some(entries) = top.get(key) else {
+            continue;
+        };
+        found = true;
+        let Value::Object(entries) = entries else {
+            return Err(ConfigError::new(
+                None,
+                Some(key),
+                "must be an object of named servers",
+            ));
+        };
+        for (name, entry) in entries {
+            if config.server(name).is_some() || config.skipped.iter().any(|s| &s.name == name) {
+                return Err(ConfigError::new(
+                    Some(name),
+                    None,
+                    "defined under both \"mcpServers\" and \"servers\"",
+                ));
+            }
+            match parse_entry(name, entry, place, &mut config.warnings)? {
+                Entry::Stdio(server) => config.servers.push(server),
+                Entry::Skipped(reason) => config.skipped.push(Skipped {
+                    name: name.clone(),
+                    reason,
+                }),
+            }
+        }
+    }
+    if !found {
+        return Err(ConfigError::new(
+            None,
+            None,
+            "no \"mcpServers\" or \"servers\" object at the top level",
+        ));
+    }
+    config.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    config.skipped.sort_by(|a, b| a.name.cmp(&b.name));
+    config
+        .warnings
+        .sort_by(|a, b| (&a.server, &a.key).cmp(&(&b.server, &b.key)));
+    Ok(config)
+}
+
+enum Entry {
+    Stdio(ServerConfig),
+    Skipped(String),
+}
+
+fn parse_entry(
+    name: &str,
+    entry: &Value,
+    place: &Place<'_>,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<Entry, ConfigError> {
+    let fail = |field: &str, message: String| ConfigError::new(Some(name), Some(field), message);
+    let expand = |field: &str, text: &str| substitute(text, place).map_err(|m| fail(field, m));
+    let Value::Object(entry) = entry else {
+        return Err(ConfigError::new(
+            Some(name),
+            None,
+            format!("must be an object, not {}", kind(entry)),
+        ));
+    };
+    // A field that is absent or null is `None`; one of another type an error.
+    let field = |key: &str, wanted: &str, fits: fn(&Value) -> bool| match entry.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) if fits(value) => Ok(Some(value)),
+        Some(other) => Err(fail(key, format!("must be {wanted}, not {}", kind(other)))),
+    };
+    let string = |key: &str| Ok(field(key, "a string", Value::is_string)?.and_then(Value::as_str));
+    if entry.get("disabled") == Some(&Value::Bool(true)) {
+        return Ok(Entry::Skipped("disabled".into()));
+    }
+    match string("type")? {
+        None | Some("stdio") => {}
+        Some(other) => return Ok(Entry::Skipped(format!("type {other:?} is not stdio"))),
+    }
+    let command = match string("command")? {
+        Some(c) if c.trim().is_empty() => return Err(fail("command", "is empty".into())),
+        Some(c) => expand("command", c)?,
+        None if entry.contains_key("url") => {
+            return Ok(Entry::Skipped("a url: not a stdio server".into()))
+        }
+        None => {
+            return Err(fail(
+                "command",
+                "missing (a stdio server needs its program)".into(),
+            ))
+        }
+    };
+    // A stdio server (others are skipped above): what it says that is not read.
+    warnings.extend(warning::unknown_keys(name, entry));
+    let mut args = Vec::new();
+    let items = field("args", "an array of strings", Value::is_array)?;
+    for (i, item) in items
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let key = format!("args[{i}]");
+        let Value::String(arg) = item else {
+            return Err(fail(&key, format!("must be a string, not {}", kind(item))));
+        };
+        args.push(expand(&key, arg)?);
+    }
+    let mut env = Vec::new();
+    if let Some(file) = string("envFile")? {
+        let file = place.resolve(&expand("envFile", file)?);
+        env.extend(read_env_file(&file).map_err(|m| fail("envFile", m))?);
+    }
+    if let Some(vars) = field("env", "an object", Value::is_object)?.and_then(Value::as_object) {
+        env.extend(parse_env(vars, place, &fail)?);
+    }
+    let patterns = |key: &str| -> Result<Option<Vec<String>>, ConfigError> {
+        let Some(items) = field(key, "an array of strings", Value::is_array)? else {
+            return Ok(None);
+        };
+        let mut patterns = Vec::new();
+        for (i, item) in items.as_array().into_iter().flatten().enumerate() {
+            let Value::String(pattern) = item else {
+                return Err(fail(
+                    &format!("{key}[{i}]"),
+                    format!("must be a string, not {}", kind(item)),
+                ));
+            };
+            patterns.push(pattern.clone());
+        }
+        Ok(Some(patterns))
+    };
+    let include_tools = patterns("includeTools")?;
+    let exclude_tools = patterns("excludeTools")?;
+    let cwd = match string("cwd")? {
+        Some(dir) => Some(place.resolve(&expand("cwd", dir)?)),
+        None => None,
+    };
+    Ok(Entry::Stdio(ServerConfig {
+        name: name.to_owned(),
+        command,
+        args,
+        env,
+        cwd,
+        include_tools,
+        exclude_tools: exclude_tools.unwrap_or_default(),
+        inherit_environment: false,
+    }))
+}
+
+fn parse_env(
+    vars: &Map<String, Value>,
+    place: &Place<'_>,
+    fail: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<Vec<(String, Option<String>)>, ConfigError> {
+    let mut env = Vec::new();
+    for (key, value) in vars {
+        let field = format!("env.{key}");
+        let value = match value {
+            Value::Null => None,
+            Value::String(v) => Some(substitute(v, place).map_err(|m| fail(&field, m))?),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            other => {
+                return Err(fail(
+                    &field,
+                    format!("must be a string, not {}", kind(other)),
+                ))
+            }
+        };
+        env.push((key.clone(), value));
+    }
+    Ok(env)
+}
+
+/// `KEY=VALUE` lines; `#` comments, blank lines, `export ` and quotes allowed.
+fn read_env_file(path: &Path) -> Result<Vec<(String, Option<String>)>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut env = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(format!(
+                "{} line {}: expected KEY=VALUE",
+                path.display(),
+                n + 1
+            ));
+        };
+        let value = value.trim();
+        let unquoted = ['"', '\'']
+            .iter()
+            .find_map(|q| value.strip_prefix(*q)?.strip_suffix(*q))
+            .unwrap_or(value);
+        env.push((key.trim().to_owned(), Some(unquoted.to_owned())));
+    }
+    Ok(env)
+}
+
+pub(super) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
