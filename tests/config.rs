@@ -104,7 +104,8 @@ fn claude_code_mcp_json_substitutes_variables_with_defaults_and_skips_remote_ser
 
 #[test]
 fn an_unset_variable_without_a_default_names_the_file_server_and_field() {
-    let e = load_with("claude_code.mcp.json", &[]).unwrap_err();
+    let config = load_with("claude_code.mcp.json", &[]).unwrap();
+    let e = &config.errors()[0];
     assert_eq!(e.server(), Some("api-server"));
     assert_eq!(e.field(), Some("env.API_KEY"));
     assert_eq!(e.file(), Some(fixture("claude_code.mcp.json").as_path()));
@@ -175,12 +176,23 @@ fn vscode_mcp_json_with_comments_trailing_commas_env_file_and_cwd() {
 #[test]
 fn an_input_variable_is_refused_with_the_reason() {
     let text = r#"{"servers": {"p": {"type": "stdio", "command": "p", "env": {"KEY": "${input:perplexity-key}"}}}}"#;
-    let e = Config::parse_with(text, None, |_| None).unwrap_err();
     assert_eq!(
-        e.to_string(),
+        error_of(text).to_string(),
         "server \"p\", field env.KEY: ${input:perplexity-key} is a prompt of VS Code's; \
          give the value in the file or as ${env:NAME}"
     );
+}
+
+/// The error `text` gives: the whole file's, or else its one failed entry's.
+fn error_of(text: &str) -> ConfigError {
+    match Config::parse_with(text, None, |_| None) {
+        Err(e) => e,
+        Ok(config) => {
+            assert_eq!(config.errors().len(), 1, "{text}: {config:?}");
+            assert!(config.servers().is_empty(), "{text}");
+            config.errors()[0].clone()
+        }
+    }
 }
 
 #[test]
@@ -246,8 +258,7 @@ fn malformed_files_give_errors_naming_what_is_wrong() {
         ),
     ];
     for (text, expected) in cases {
-        let e = Config::parse_with(text, None, |_| None).unwrap_err();
-        assert_eq!(e.to_string(), expected, "for {text}");
+        assert_eq!(error_of(text).to_string(), expected, "for {text}");
     }
 }
 
@@ -269,7 +280,9 @@ fn unreadable_files_and_env_files_name_the_file() {
         r#"{"servers": {"a": {"type": "stdio", "command": "x", "envFile": "missing.env"}}}"#,
     )
     .unwrap();
-    let e = Config::load(&file).unwrap_err();
+    let config = Config::load(&file).unwrap();
+    let e = &config.errors()[0];
+    assert_eq!(e.file(), Some(file.as_path()));
     assert_eq!((e.server(), e.field()), (Some("a"), Some("envFile")));
     assert!(
         e.to_string().contains(&format!(
@@ -411,4 +424,29 @@ fn a_configured_server_gets_the_default_environment_not_the_hosts_whole_one() {
         let has = |n: &str| names.iter().any(|m| m.eq_ignore_ascii_case(n));
         assert!(has(host_only) && has("FROM_ENTRY"), "{names:?}");
     });
+}
+
+#[test]
+fn a_bad_entry_fails_alone_with_a_did_you_mean_and_wrong_types_are_errors() {
+    let text = r#"{"mcpServers": {
+        "good": {"command": "mcp-good"},
+        "typo": {"comand": "mcp-typo", "args": []},
+        "yes": {"command": "mcp-yes", "disabled": "yes"},
+        "off": {"command": "mcp-off", "disabled": true}
+    }}"#;
+    let config = Config::parse(text).unwrap();
+    let names: Vec<&str> = config.servers().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["good"]);
+    assert_eq!(config.skipped()[0].name, "off");
+    let errors: Vec<String> = config.errors().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        [
+            "server \"typo\", field command: missing (a stdio server needs its program; \
+             is \"comand\" a typo of \"command\"?)",
+            "server \"yes\", field disabled: must be a boolean, not a string",
+        ]
+    );
+    // The whole file still fails when it is not a config at all.
+    assert!(Config::parse("{\"mcpServers\": 3}").is_err());
 }

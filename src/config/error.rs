@@ -10,9 +10,15 @@ use std::path::{Path, PathBuf};
 /// ```
 /// use stdio_mcp::config::Config;
 ///
-/// let e = Config::parse(r#"{"mcpServers": {"git": {"args": ["x"]}}}"#).unwrap_err();
+/// // A whole file that cannot be read…
+/// let e = Config::parse("[]").unwrap_err();
+/// assert_eq!(e.to_string(), "the top level must be an object with \"mcpServers\" or \"servers\"");
+/// // …and an entry that cannot, which fails alone.
+/// let config = Config::parse(r#"{"mcpServers": {"git": {"args": ["x"]}}}"#)?;
+/// let e = &config.errors()[0];
 /// assert_eq!(e.to_string(), "server \"git\", field command: missing (a stdio server needs its program)");
 /// assert_eq!((e.server(), e.field()), (Some("git"), Some("command")));
+/// # Ok::<(), stdio_mcp::config::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
@@ -59,8 +65,9 @@ impl ConfigError {
     /// # Examples
     ///
     /// ```
-    /// let e = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"a": 1}}"#).unwrap_err();
-    /// assert_eq!(e.server(), Some("a"));
+    /// let config = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"a": 1}}"#)?;
+    /// assert_eq!(config.errors()[0].server(), Some("a"));
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
     /// ```
     #[must_use]
     pub fn server(&self) -> Option<&str> {
@@ -72,8 +79,9 @@ impl ConfigError {
     /// # Examples
     ///
     /// ```
-    /// let e = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"a": {"command": "x", "args": [1]}}}"#).unwrap_err();
-    /// assert_eq!(e.field(), Some("args[0]"));
+    /// let config = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"a": {"command": "x", "args": [1]}}}"#)?;
+    /// assert_eq!(config.errors()[0].field(), Some("args[0]"));
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
     /// ```
     #[must_use]
     pub fn field(&self) -> Option<&str> {

@@ -78,6 +78,7 @@ pub struct Config {
     servers: Vec<ServerConfig>,
     skipped: Vec<Skipped>,
     warnings: Vec<ConfigWarning>,
+    errors: Vec<ConfigError>,
 }
 
 /// One stdio server of a configuration, after substitution.
@@ -278,7 +279,9 @@ impl Config {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
         let place = substitute::Place::new(file, &env);
-        parse::parse_document(text, &place).map_err(|e| e.in_file(file))
+        let mut config = parse::parse_document(text, &place).map_err(|e| e.in_file(file))?;
+        config.errors = config.errors.into_iter().map(|e| e.in_file(file)).collect();
+        Ok(config)
     }
 
     /// The stdio servers, in name order.
@@ -308,6 +311,35 @@ impl Config {
     #[must_use]
     pub fn server(&self, name: &str) -> Option<&ServerConfig> {
         self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// The entries that could not be read (a missing `command`, a value of
+    /// the wrong type, a variable that is not set…), in name order: each
+    /// fails alone, [`servers`](Self::servers) leaves it out, and the rest
+    /// of the file serves. A key that looks like a typo of a missing field
+    /// is named in its error (`comand` → `command`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::config::Config;
+    ///
+    /// let config = Config::parse(r#"{"mcpServers": {
+    ///     "good": {"command": "mcp-good"},
+    ///     "typo": {"comand": "mcp-typo"}
+    /// }}"#)?;
+    /// assert_eq!(config.servers().len(), 1);
+    /// assert_eq!(config.errors()[0].server(), Some("typo"));
+    /// assert_eq!(
+    ///     config.errors()[0].to_string(),
+    ///     "server \"typo\", field command: missing (a stdio server needs its program; \
+    ///      is \"comand\" a typo of \"command\"?)"
+    /// );
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn errors(&self) -> &[ConfigError] {
+        &self.errors
     }
 
     /// The entries that are not stdio servers (or are disabled), in name order.

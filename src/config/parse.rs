@@ -36,19 +36,24 @@ pub(super) fn parse_document(text: &str, place: &Place<'_>) -> Result<Config, Co
             ));
         };
         for (name, entry) in entries {
-            if config.server(name).is_some() || config.skipped.iter().any(|s| &s.name == name) {
+            let known = config.server(name).is_some()
+                || config.skipped.iter().any(|s| &s.name == name)
+                || config.errors.iter().any(|e| e.server() == Some(name));
+            if known {
                 return Err(ConfigError::new(
                     Some(name),
                     None,
                     "defined under both \"mcpServers\" and \"servers\"",
                 ));
             }
-            match parse_entry(name, entry, place, &mut config.warnings)? {
-                Entry::Stdio(server) => config.servers.push(server),
-                Entry::Skipped(reason) => config.skipped.push(Skipped {
+            // An entry that cannot be read fails alone.
+            match parse_entry(name, entry, place, &mut config.warnings) {
+                Ok(Entry::Stdio(server)) => config.servers.push(server),
+                Ok(Entry::Skipped(reason)) => config.skipped.push(Skipped {
                     name: name.clone(),
                     reason,
                 }),
+                Err(error) => config.errors.push(error),
             }
         }
     }
@@ -64,6 +69,7 @@ pub(super) fn parse_document(text: &str, place: &Place<'_>) -> Result<Config, Co
     config
         .warnings
         .sort_by(|a, b| (&a.server, &a.key).cmp(&(&b.server, &b.key)));
+    config.errors.sort_by(|a, b| a.server().cmp(&b.server()));
     Ok(config)
 }
 
@@ -94,7 +100,7 @@ fn parse_entry(
         Some(other) => Err(fail(key, format!("must be {wanted}, not {}", kind(other)))),
     };
     let string = |key: &str| Ok(field(key, "a string", Value::is_string)?.and_then(Value::as_str));
-    if entry.get("disabled") == Some(&Value::Bool(true)) {
+    if field("disabled", "a boolean", Value::is_boolean)? == Some(&Value::Bool(true)) {
         return Ok(Entry::Skipped("disabled".into()));
     }
     match string("type")? {
@@ -108,10 +114,15 @@ fn parse_entry(
             return Ok(Entry::Skipped("a url: not a stdio server".into()))
         }
         None => {
+            let typo = entry
+                .keys()
+                .find(|key| *key != "command" && warning::closest(key) == Some("command"))
+                .map(|key| format!("; is {key:?} a typo of \"command\"?"))
+                .unwrap_or_default();
             return Err(fail(
                 "command",
-                "missing (a stdio server needs its program)".into(),
-            ))
+                format!("missing (a stdio server needs its program{typo})"),
+            ));
         }
     };
     // A stdio server (others are skipped above): what it says that is not read.

@@ -87,7 +87,7 @@ pub(super) fn unknown_keys(server: &str, entry: &Map<String, Value>) -> Vec<Conf
 
 /// The key read here that `key` is a likely typo of: the same but for case,
 /// or at most two edits away (one for short keys).
-fn closest(key: &str) -> Option<&'static str> {
+pub(super) fn closest(key: &str) -> Option<&'static str> {
     let lower = key.to_ascii_lowercase();
     READ.iter()
         .map(|known| (distance(&lower, &known.to_ascii_lowercase()), *known))
