@@ -425,6 +425,12 @@ impl Transport {
         Close::new(Arc::clone(&self.shared))
     }
 
+    /// Resolves when the child has exited (and the close ladder is done with
+    /// its group), whatever ended it; closes nothing.
+    pub(crate) fn exited(&self) -> Close {
+        Close::new(Arc::clone(&self.shared))
+    }
+
     /// Whether [`close`](Self::close) was called (a client does not restart
     /// a server it was asked to close).
     pub(crate) fn close_asked(&self) -> bool {

@@ -232,6 +232,10 @@ fn on_tools_changed_hears_list_changed_in_both_eras_and_restarts() {
             .on_tools_changed(move |server| seen.lock().unwrap().push(server.to_owned()))
             .connect()
             .await;
+        // Each server's tools entered the list when it became ready.
+        let mut ready = std::mem::take(&mut *changed.lock().unwrap());
+        ready.sort();
+        assert_eq!(ready, ["a", "m", "r"]);
         // The modern server is told to send list_changed only once it is listened to.
         group.tools().await;
         for server in ["a", "m"] {

@@ -72,6 +72,8 @@ fn python_sdk_before_1_9_4_starts_lazily_from_a_groups_catalog_cache() {
     run(60, async {
         let connect = || {
             Group::builder(Config::parse(&config.to_string()).unwrap())
+                // Its first start waits the probe out (10 s), like its connect.
+                .ready_within(Duration::from_secs(30))
                 .catalog_cache(&cache)
                 .connect()
         };

@@ -17,7 +17,7 @@ use super::connected::Client;
 use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 use super::handlers::{self, InputHandlers};
 use super::inbound::ToolsChanged;
-use super::restart::{RestartHook, RestartInfo, RestartPolicy};
+use super::restart::{RestartHook, RestartInfo, RestartPolicy, SpawnHook};
 use super::types::{Extra, Implementation};
 #[cfg(feature = "validate")]
 use super::validation::{Invalid, Validation};
@@ -55,6 +55,8 @@ pub struct ClientBuilder {
     /// How long the whole connect may take, and what sets that limit (a
     /// group's start limit); the connect then says what it waited for.
     pub(super) start_limit: Option<(Duration, &'static str)>,
+    /// Told of every process started for this client (a group awaits them all).
+    pub(super) on_spawn: Option<SpawnHook>,
     #[cfg(feature = "validate")]
     pub(super) checks: super::validation::Checks,
 }
@@ -91,9 +93,17 @@ impl ClientBuilder {
             name: None,
             tools_changed: None,
             start_limit: None,
+            on_spawn: None,
             #[cfg(feature = "validate")]
             checks: super::validation::Checks::default(),
         }
+    }
+
+    /// Calls `hook` with each process started for this client: the first,
+    /// one started again after the probe, and each restart.
+    pub(crate) fn on_spawn(mut self, hook: SpawnHook) -> Self {
+        self.on_spawn = Some(hook);
+        self
     }
 
     /// Bounds the whole connect by `limit`, set by `what` (named in the error

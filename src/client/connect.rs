@@ -46,6 +46,7 @@ impl ClientBuilder {
             name: _,
             tools_changed,
             start_limit,
+            on_spawn,
             #[cfg(feature = "validate")]
             checks,
         } = self;
@@ -72,6 +73,9 @@ impl ClientBuilder {
         let restart = restart.map(|policy| (policy, transport.again(handlers.handlers())));
         let mut start = |builder: Builder| -> Result<Started, Error> {
             let (started, driver) = builder.spawn_with_driver()?;
+            if let Some(hook) = &on_spawn {
+                hook(&started);
+            }
             if !restarting {
                 // The process is the client's last: its end ends every stream.
                 let routes = Arc::downgrade(&progress);
@@ -227,6 +231,7 @@ impl ClientBuilder {
                 handlers: handlers.clone(),
                 policy,
                 on_restart,
+                on_spawn,
                 session: Again {
                     client_info: client_info.clone(),
                     capabilities: capabilities.clone(),

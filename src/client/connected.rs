@@ -398,6 +398,23 @@ impl Client {
     pub fn state(&self) -> ClientState {
         self.inner.life.state()
     }
+
+    /// Whether `other` is a handle of this same client.
+    pub(crate) fn same(&self, other: &Client) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Resolves at the next change of [`state`](Self::state) (a group
+    /// watches its members so).
+    pub(crate) async fn next_change(&self) {
+        self.inner.life.next_change().await;
+    }
+
+    /// Why calls fail for good, once they do (the exit of a server no policy
+    /// restarts, or the policy's give-up), naming the server.
+    pub(crate) fn failure(&self) -> Option<Error> {
+        self.inner.life.failure().map(|e| e.named(&self.inner.name))
+    }
 }
 
 impl fmt::Debug for Client {

@@ -195,8 +195,31 @@ impl Life {
         } else if self.restarting {
             ClientState::Restarting
         } else {
-            // Exited, and no policy to start it again.
-            ClientState::GaveUp
+            ClientState::Exited
+        }
+    }
+
+    /// Why calls fail for good, once they do: the policy's give-up, or the
+    /// exit of a server that no policy restarts.
+    pub(crate) fn failure(&self) -> Option<Error> {
+        let state = self.lock();
+        if let Some(error) = &state.gave_up {
+            return Some(error.clone());
+        }
+        let exited = !self.restarting && !state.closed && !state.transport.close_asked();
+        (exited && !state.transport.is_alive()).then(|| exit_error(&state.transport))
+    }
+
+    /// Resolves at the next change of [`state`](Self::state): the process's
+    /// exit, a new process, a give-up or a close.
+    pub(crate) async fn next_change(&self) {
+        let listener = self.changed.listen();
+        let transport = self.current();
+        if transport.is_alive() {
+            let exited = transport.exited();
+            futures::future::select(listener, exited).await;
+        } else {
+            listener.await;
         }
     }
 
@@ -251,6 +274,16 @@ impl Life {
     }
 }
 
+/// The error of a server's exit: its code or signal, and its stderr's tail.
+pub(crate) fn exit_error(transport: &Transport) -> Error {
+    Error::Exited {
+        status: transport
+            .exit_status()
+            .unwrap_or_else(crate::child::ExitStatus::unknown),
+        stderr_tail: transport.stderr_tail(),
+    }
+}
+
 /// Where a client's server is, for a host to show: [`Client::state`](super::Client::state).
 ///
 /// ```no_run
@@ -266,6 +299,7 @@ impl Life {
 ///     ClientState::Ready => println!("connected"),
 ///     ClientState::Restarting => println!("reconnecting…"),
 ///     ClientState::GaveUp => println!("the server is down for good"),
+///     ClientState::Exited => println!("the server exited"),
 ///     ClientState::Closed => println!("closed"),
 /// }
 /// # Ok::<(), stdio_mcp::Error>(()) });
@@ -278,9 +312,11 @@ pub enum ClientState {
     /// made meanwhile wait for the new process.
     Restarting,
     /// The server is gone for good: it exited and the restart policy gave up
-    /// (calls fail with [`ErrorKind::GaveUp`](crate::ErrorKind::GaveUp)), or
-    /// there is no policy (calls fail with the exit error).
+    /// (calls fail with [`ErrorKind::GaveUp`](crate::ErrorKind::GaveUp)).
     GaveUp,
+    /// The server exited and there is no restart policy: calls fail with its
+    /// exit error (code, stderr).
+    Exited,
     /// `close()` was called.
     Closed,
 }

@@ -28,7 +28,7 @@ use crate::transport::Transport;
 
 use super::era::Era;
 use super::inbound::Routes;
-use super::life::Life;
+use super::life::{exit_error, Life};
 use super::noise::Noise;
 use super::session::{handshake, Hello};
 use super::types::{Implementation, LoggingLevel};
@@ -207,11 +207,15 @@ pub struct RestartInfo {
 pub(crate) type RestartHook = Arc<dyn Fn(&RestartInfo) + Send + Sync>;
 
 /// Everything needed to start the server again and make it ready for calls.
+/// Told of each process a client starts (a group awaits them all at its close).
+pub(crate) type SpawnHook = Arc<dyn Fn(&Transport) + Send + Sync>;
+
 pub(crate) struct Restarter {
     pub(crate) builder: Builder,
     pub(crate) handlers: SharedHandlers,
     pub(crate) policy: RestartPolicy,
     pub(crate) on_restart: Option<RestartHook>,
+    pub(crate) on_spawn: Option<SpawnHook>,
     pub(crate) session: Again,
 }
 
@@ -240,15 +244,6 @@ impl Handoff {
             restarter,
             guard: EndGuard(Arc::downgrade(life)),
         }
-    }
-}
-
-/// Why a process that ended is gone: its exit status and stderr tail, as
-/// calls fail with it.
-fn exit_error(transport: &Transport) -> Error {
-    Error::Exited {
-        status: transport.exit_status().unwrap_or_else(ExitStatus::unknown),
-        stderr_tail: transport.stderr_tail(),
     }
 }
 
@@ -341,6 +336,9 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
                 continue;
             }
         };
+        if let Some(hook) = &restarter.on_spawn {
+            hook(&transport);
+        }
         // Ready for calls (a legacy server handshaken), unless closed meanwhile:
         // dropping the new driver then kills the new process.
         let readying = next.run_until(restarter.session.ready(&transport, log_level).boxed());

@@ -6,12 +6,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::builder::Builder;
 use crate::client::ClientBuilder;
 use crate::config::Config;
 
 use super::cache::{self, fingerprint};
-use super::server::{Customize, Member, Starter, ToolsHook};
-use super::{Catalog, Group, Naming, Shared, DEFAULT_START_TIMEOUT};
+use super::catalog::Catalog;
+use super::member::{Member, Started};
+use super::reload::close_idle_servers;
+use super::start::{Customize, CustomizeTransport, Starter, StateHook, ToolsHook};
+use super::state::ServerState;
+use super::{Group, Naming, Shared, DEFAULT_READY_WITHIN, DEFAULT_START_TIMEOUT};
 
 /// Configures a [`Group`] before its servers start.
 ///
@@ -34,10 +39,14 @@ use super::{Catalog, Group, Naming, Shared, DEFAULT_START_TIMEOUT};
 pub struct GroupBuilder {
     config: Config,
     customize: Option<Customize>,
+    transport: Option<CustomizeTransport>,
     start_timeout: Duration,
+    ready_within: Duration,
+    idle_timeout: Option<Duration>,
     naming: Naming,
     catalog_cache: Option<PathBuf>,
     on_tools_changed: Option<ToolsHook>,
+    on_state_change: Option<StateHook>,
 }
 
 impl GroupBuilder {
@@ -45,11 +54,116 @@ impl GroupBuilder {
         GroupBuilder {
             config,
             customize: None,
+            transport: None,
             start_timeout: DEFAULT_START_TIMEOUT,
+            ready_within: DEFAULT_READY_WITHIN,
+            idle_timeout: None,
             naming: Naming::default(),
             catalog_cache: None,
             on_tools_changed: None,
+            on_state_change: None,
         }
+    }
+
+    /// Customizes each server's transport (its stderr, environment,
+    /// process group…): `customize(name, builder)` gets the transport
+    /// builder made from the server's entry and returns the one to start.
+    /// The group has already asked for
+    /// [`kill_on_parent_death`](crate::Builder::kill_on_parent_death) where
+    /// the platform offers it (Linux, Windows); the hook may turn it off.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::config::Config;
+    /// use stdio_mcp::group::Group;
+    ///
+    /// let group = Group::builder(Config::load(".mcp.json")?)
+    ///     .transport(|name, transport| {
+    ///         let name = name.to_owned();
+    ///         // npx, uvx and `sh -c` entries start helpers of their own.
+    ///         transport.process_group(true).on_stderr(move |line| eprintln!("[{name}] {line}"))
+    ///     })
+    ///     .connect()
+    ///     .await;
+    /// # let _ = group; Ok::<(), Box<dyn std::error::Error>>(()) });
+    /// ```
+    pub fn transport(
+        mut self,
+        customize: impl Fn(&str, Builder) -> Builder + Send + Sync + 'static,
+    ) -> Self {
+        self.transport = Some(Box::new(customize));
+        self
+    }
+
+    /// How long [`connect`](Self::connect) waits for the servers (default
+    /// [`DEFAULT_READY_WITHIN`](super::DEFAULT_READY_WITHIN), 10 s): it
+    /// returns once every server is ready, idle or failed, or by then; the
+    /// rest go on starting in the background and join when ready (their
+    /// tools enter [`Group::tools`], and the hooks hear of it). A call to a
+    /// server still starting waits for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use stdio_mcp::config::Config;
+    /// use stdio_mcp::group::Group;
+    ///
+    /// let builder = Group::builder(Config::default()).ready_within(Duration::from_secs(2));
+    /// # let _ = builder;
+    /// ```
+    pub fn ready_within(mut self, limit: Duration) -> Self {
+        self.ready_within = limit;
+        self
+    }
+
+    /// Closes a server that has had no request from the group (a call, a
+    /// prompt or resource listing or read) for `limit`, to
+    /// [`Idle`](ServerState::Idle): its tools stay listed, from its last
+    /// listing, and its next call starts it again. Off unless set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use stdio_mcp::config::Config;
+    /// use stdio_mcp::group::Group;
+    ///
+    /// let builder = Group::builder(Config::default()).idle_timeout(Duration::from_secs(600));
+    /// # let _ = builder;
+    /// ```
+    pub fn idle_timeout(mut self, limit: Duration) -> Self {
+        self.idle_timeout = Some(limit);
+        self
+    }
+
+    /// Calls `hook(server, state)` at every change of a server's
+    /// [`ServerState`], in the order they happen, whatever the cause (its
+    /// start, failure, restart, give-up, stop, idle close, reload, close).
+    /// Called on the group's own thread or the caller's: it should be quick
+    /// and not block.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::config::Config;
+    /// use stdio_mcp::group::Group;
+    ///
+    /// let group = Group::builder(Config::load(".mcp.json")?)
+    ///     .on_state_change(|server, state| eprintln!("{server}: {state:?}"))
+    ///     .connect()
+    ///     .await;
+    /// # let _ = group; Ok::<(), Box<dyn std::error::Error>>(()) });
+    /// ```
+    pub fn on_state_change(
+        mut self,
+        hook: impl Fn(&str, &ServerState) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_state_change = Some(Arc::new(hook));
+        self
     }
 
     /// Customizes each server's client (handlers, restart policy, era…):
@@ -178,9 +292,10 @@ impl GroupBuilder {
     }
 
     /// Starts every server at once, each within the start timeout, and
-    /// resolves when all are ready or failed. A server that fails (a missing
-    /// program, a crash, a timeout) fails nothing else: it is
-    /// [`ServerState::Failed`](super::ServerState::Failed) with its error's text.
+    /// resolves once all are ready, idle or failed, or when `ready_within`
+    /// has passed (the rest go on starting). A server that fails (a missing
+    /// program, a crash, a timeout, an entry that cannot be read) fails
+    /// nothing else: it is [`ServerState::Failed`] with its error's text.
     ///
     /// # Examples
     ///
@@ -195,48 +310,70 @@ impl GroupBuilder {
         let GroupBuilder {
             config,
             customize,
+            transport,
             start_timeout,
+            ready_within,
+            idle_timeout,
             naming,
             catalog_cache,
             on_tools_changed,
+            on_state_change,
         } = self;
-        let starter = Starter {
+        let starter = Arc::new(Starter {
             customize,
+            transport,
             start_timeout,
             on_tools_changed,
-        };
+            on_state_change,
+        });
         let read = match &catalog_cache {
             Some(path) => Some(cache::read(path.clone()).await),
             None => None,
         };
         let mut cached = read.clone().unwrap_or_default();
-        let starts = config.servers().iter().map(|server| {
-            let builder = starter.builder(server);
-            let fingerprint = fingerprint(&builder.command_key());
-            let entry = cached
-                .remove(&server.name)
-                .filter(|entry| entry.fingerprint == fingerprint);
-            let starter = &starter;
-            async move {
-                match entry {
-                    Some(entry) => Member::idle(server.clone(), entry),
-                    None => Member::start(server.clone(), builder, fingerprint, starter).await,
-                }
+        let members: Vec<Arc<Member>> = config
+            .servers()
+            .iter()
+            .map(|server| {
+                let fingerprint = fingerprint(&starter.command_key(server));
+                let entry = cached
+                    .remove(&server.name)
+                    .filter(|entry| entry.fingerprint == fingerprint);
+                let started = match entry {
+                    Some(entry) => Started::Idle(Arc::new(entry)),
+                    None => Started::Starting(None),
+                };
+                Member::new(server.clone(), fingerprint, started)
+            })
+            .collect();
+        for error in config.errors() {
+            let failed = ServerState::Failed(error.to_string());
+            starter.state_changed(error.server().unwrap_or_default(), &failed);
+        }
+        for member in &members {
+            member.report(&starter);
+            if member.is_starting() {
+                member.begin_start(&starter, true);
             }
-        });
-        let members = futures::future::join_all(starts).await;
+        }
         let group = Group {
             inner: Arc::new(Shared {
-                members,
+                members: Mutex::new(members),
+                errors: Mutex::new(config.errors().to_vec()),
                 naming,
                 starter,
                 catalog: Mutex::new(Catalog::default()),
                 catalog_cache,
                 saved: futures::lock::Mutex::new(read),
+                ready_within,
             }),
         };
+        group.settle(ready_within).await;
         if group.inner.catalog_cache.is_some() {
             group.tools().await;
+        }
+        if let Some(limit) = idle_timeout {
+            close_idle_servers(Arc::downgrade(&group.inner), limit);
         }
         group
     }
@@ -247,6 +384,8 @@ impl fmt::Debug for GroupBuilder {
         f.debug_struct("GroupBuilder")
             .field("servers", &self.config.servers().len())
             .field("start_timeout", &self.start_timeout)
+            .field("ready_within", &self.ready_within)
+            .field("idle_timeout", &self.idle_timeout)
             .field("naming", &self.naming)
             .field("catalog_cache", &self.catalog_cache)
             .finish_non_exhaustive()

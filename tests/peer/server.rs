@@ -26,9 +26,11 @@
 //! N lines that are not JSON-RPC before anything else).
 //! Without it the peer is a legacy server: `server/discover` is an unknown method.
 //! `--tasks` adds tools that run as tasks, in its era's wire (`tasks.rs`).
+//! `--catalog TAG` adds prompts and resources (`catalog.rs`).
 //! `--scenario NAME` (and `--canary URL`) answers as a scenario of the official
 //! conformance suite does (`conformance.rs`).
 
+mod catalog;
 mod conformance;
 mod demo;
 mod schemas;
@@ -92,6 +94,7 @@ struct Flags {
     noise: u64,
     scenario: Option<String>,
     canary: Option<String>,
+    catalog: Option<String>,
     tasks: bool,
 }
 
@@ -115,6 +118,7 @@ fn flags() -> Flags {
         noise: 0,
         scenario: None,
         canary: None,
+        catalog: None,
         tasks: false,
     };
     let mut args = env::args().skip(1);
@@ -138,6 +142,7 @@ fn flags() -> Flags {
                 f.start_delay = args.next().and_then(|s| s.parse().ok()).unwrap_or(0)
             }
             "--scenario" => f.scenario = args.next(),
+            "--catalog" => f.catalog = args.next(),
             "--canary" => f.canary = args.next(),
             "--noise" => f.noise = args.next().and_then(|s| s.parse().ok()).unwrap_or(0),
             "--watchdog" => f.watchdog = args.next().and_then(|s| s.parse().ok()).unwrap_or(60),
@@ -228,6 +233,7 @@ fn main() {
         received: Vec::new(),
         asks: HashMap::new(),
         next_ask: 1,
+        catalog: flags.catalog.clone(),
         scenario: flags
             .scenario
             .clone()
@@ -274,6 +280,8 @@ struct Peer {
     asks: HashMap<String, Value>,
     next_ask: u64,
     scenario: Option<conformance::Scenario>,
+    /// `--catalog TAG`: prompts and resources too.
+    catalog: Option<String>,
     tasks: Option<tasks::Tasks>,
 }
 
@@ -456,6 +464,19 @@ impl Peer {
         if let Some(scenario) = &mut self.scenario {
             if scenario.request(&self.out, &id, method, &params) {
                 return;
+            }
+        }
+        if let Some(tag) = &self.catalog {
+            if let Some(outcome) = catalog::handle(tag, method, &params) {
+                return answer(&self.out, &id, outcome);
+            }
+            if method == "initialize" {
+                let mut ignore = |_: &str, _: Value| {};
+                let mut result = demo::handle(method, &params, &mut ignore).unwrap().unwrap();
+                for (key, value) in catalog::capabilities().as_object().unwrap() {
+                    result["capabilities"][key] = value.clone();
+                }
+                return answer(&self.out, &id, Ok(result));
             }
         }
         if self.modern(&id, method, &params).is_some() {

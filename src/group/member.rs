@@ -1,0 +1,400 @@
+//! One server of a group: its entry, where it is (idle, starting, ready,
+//! failed, closed), every process started for it, and the reports of its
+//! changes to the group's hooks.
+//!
+//! Locks: `state` is held only to read or replace the state, never across an
+//! await or a hook; `reported` is held while a change is told to the hooks,
+//! so that one server's changes are told in the order they happened.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use event_listener::Event;
+use futures::future::RemoteHandle;
+use futures::FutureExt;
+
+use crate::client::{Client, ClientState, Era, Tool};
+use crate::config::ServerConfig;
+use crate::error::Error;
+use crate::transport::Transport;
+
+use super::cache::Entry;
+use super::runtime;
+use super::start::Starter;
+use super::state::ServerState;
+
+pub(crate) enum Started {
+    /// Not running; serving this catalog until its next call.
+    Idle(Arc<Entry>),
+    /// Being started; serving the cached catalog meanwhile, if there is one.
+    Starting(Option<Arc<Entry>>),
+    Ready {
+        client: Client,
+        /// Started by a call, after serving a cached catalog.
+        lazily: bool,
+    },
+    Failed(Error),
+    Closed,
+}
+
+/// A server's client, and whether it was started by a call after serving a
+/// cached catalog (whose tools may be gone since).
+pub(crate) struct Reached {
+    pub(crate) client: Client,
+    pub(crate) lazily: bool,
+}
+
+pub(crate) struct Member {
+    pub(crate) config: ServerConfig,
+    /// Its command line's fingerprint (the catalog cache's, and reload's).
+    pub(crate) fingerprint: String,
+    state: Mutex<Started>,
+    /// Notified when a start ends and when the member is closed.
+    settled: Event,
+    /// A start is under way on the group's thread.
+    starting: AtomicBool,
+    /// Dropping it cancels the start under way.
+    start: Mutex<Option<RemoteHandle<()>>>,
+    /// Every process started for it that may still run.
+    processes: Mutex<Vec<Transport>>,
+    /// The state last told to the hooks, and whether its tools were listed.
+    reported: Mutex<(Option<ServerState>, bool)>,
+    /// When the group last asked something of it (for the idle timeout).
+    used: Mutex<Instant>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Member {
+    pub(crate) fn new(config: ServerConfig, fingerprint: String, started: Started) -> Arc<Self> {
+        Arc::new(Member {
+            config,
+            fingerprint,
+            state: Mutex::new(started),
+            settled: Event::new(),
+            starting: AtomicBool::new(false),
+            start: Mutex::new(None),
+            processes: Mutex::new(Vec::new()),
+            reported: Mutex::new((None, false)),
+            used: Mutex::new(Instant::now()),
+        })
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    pub(crate) fn state(&self) -> ServerState {
+        Self::state_of(&lock(&self.state))
+    }
+
+    fn state_of(started: &Started) -> ServerState {
+        match started {
+            Started::Idle(_) => ServerState::Idle,
+            Started::Starting(_) => ServerState::Starting,
+            Started::Ready { client, .. } => match client.state() {
+                ClientState::Ready => ServerState::Ready(client.era()),
+                ClientState::Restarting => ServerState::Restarting,
+                ClientState::Closed => ServerState::Closed,
+                ClientState::GaveUp | ClientState::Exited => ServerState::Failed(
+                    client
+                        .failure()
+                        .map_or_else(|| "exited".to_owned(), |e| e.to_string()),
+                ),
+            },
+            Started::Failed(error) => ServerState::Failed(error.to_string()),
+            Started::Closed => ServerState::Closed,
+        }
+    }
+
+    /// Whether its tools are in the group's list in this state.
+    fn listed(state: &ServerState, started: &Started) -> bool {
+        match started {
+            Started::Idle(_) | Started::Starting(Some(_)) => true,
+            Started::Ready { .. } => {
+                matches!(state, ServerState::Ready(_) | ServerState::Restarting)
+            }
+            _ => false,
+        }
+    }
+
+    /// Tells the hooks of a change since the last report: the state, and
+    /// whether the server's tools entered or left the list.
+    pub(crate) fn report(&self, starter: &Starter) {
+        let mut reported = lock(&self.reported);
+        let (state, listed) = {
+            let started = lock(&self.state);
+            let state = Self::state_of(&started);
+            let listed = Self::listed(&state, &started);
+            (state, listed)
+        };
+        if reported.0.as_ref() != Some(&state) {
+            starter.state_changed(self.name(), &state);
+        }
+        if reported.0.is_some() && reported.1 != listed {
+            starter.tools_changed(self.name());
+        }
+        *reported = (Some(state), listed);
+    }
+
+    /// Told of a new process of this member's: closed with the member.
+    pub(crate) fn spawned(&self, transport: &Transport) {
+        let mut processes = lock(&self.processes);
+        processes.retain(|t| t.exit_status().is_none());
+        processes.push(transport.clone());
+    }
+
+    /// Notes that the group asked something of it now.
+    pub(crate) fn touch(&self) {
+        *lock(&self.used) = Instant::now();
+    }
+
+    pub(crate) fn idle_since(&self) -> Instant {
+        *lock(&self.used)
+    }
+
+    /// Its tools (listed by a running server, the catalog for one not
+    /// running) and, when `caching`, what the catalog cache is to keep of
+    /// it; `None` when it has no list to give.
+    pub(crate) async fn tools(&self, caching: bool) -> Option<(Vec<Tool>, Option<Entry>)> {
+        let client = match &*lock(&self.state) {
+            Started::Idle(cached) | Started::Starting(Some(cached)) => {
+                let entry = caching.then(|| Entry::clone(cached));
+                return Some((cached.tools.clone(), entry));
+            }
+            Started::Ready { client, .. } => client.clone(),
+            _ => return None,
+        };
+        if !matches!(client.state(), ClientState::Ready | ClientState::Restarting) {
+            return None;
+        }
+        let tools = client.tools().await.ok()?;
+        let entry = caching.then(|| Entry::of(&client, &self.fingerprint, tools.clone()));
+        Some((tools, entry))
+    }
+
+    /// Its client if it runs now, without starting it.
+    pub(crate) fn running(&self) -> Option<Client> {
+        match &*lock(&self.state) {
+            Started::Ready { client, .. } if client.state() == ClientState::Ready => {
+                Some(client.clone())
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_starting(&self) -> bool {
+        matches!(&*lock(&self.state), Started::Starting(_))
+    }
+
+    /// Starts it on the group's thread, unless a start is under way already:
+    /// an idle one (serving its catalog meanwhile), or with `anew` one that
+    /// failed or was closed.
+    pub(crate) fn begin_start(self: &Arc<Self>, starter: &Arc<Starter>, anew: bool) {
+        {
+            let mut state = lock(&self.state);
+            let served = match &*state {
+                Started::Idle(entry) => Some(Arc::clone(entry)),
+                Started::Starting(entry) => entry.clone(),
+                Started::Failed(_) | Started::Closed if anew => None,
+                _ => return,
+            };
+            if self.starting.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            *state = Started::Starting(served.clone());
+            let run = Self::run_start(Arc::clone(self), Arc::clone(starter), served);
+            let (run, handle) = run.remote_handle();
+            *lock(&self.start) = Some(handle);
+            runtime::spawn(run);
+        }
+        self.report(starter);
+    }
+
+    /// One start, on the group's thread: connect and list within the start
+    /// limit, then settle (or, if the member was closed meanwhile, close
+    /// what was started). Dropped when cancelled.
+    async fn run_start(member: Arc<Member>, starter: Arc<Starter>, served: Option<Arc<Entry>>) {
+        let _running = Running(Arc::clone(&member));
+        let owner = Arc::downgrade(&member);
+        let mut builder = starter.builder(
+            &member.config,
+            Arc::new(move |transport| {
+                if let Some(member) = owner.upgrade() {
+                    member.spawned(transport);
+                }
+            }),
+        );
+        // A server whose cached era is legacy is not probed (the probe may be a wait).
+        if let Some(Era::Legacy) = served.as_ref().and_then(|e| e.era()) {
+            if builder.era_asked() == Era::Auto {
+                builder = builder.era(Era::Legacy);
+            }
+        }
+        let opened = starter.open(builder, member.name()).await;
+        let still_starting = matches!(&*lock(&member.state), Started::Starting(_));
+        match opened {
+            Ok(client) if still_starting => {
+                *lock(&member.state) = Started::Ready {
+                    client: client.clone(),
+                    lazily: served.is_some(),
+                };
+                member.report(&starter);
+                Member::watch(&member, &starter, client.clone());
+                if let Some(served) = served {
+                    if client.tools().await.ok().as_ref() != Some(&served.tools) {
+                        starter.tools_changed(member.name());
+                    }
+                }
+            }
+            Err(error) if still_starting => {
+                *lock(&member.state) = Started::Failed(error);
+                member.report(&starter);
+            }
+            // Closed or stopped meanwhile: what was started goes too.
+            Ok(client) => {
+                let _ = client.close().await;
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Watches a running client on the group's thread: each change of its
+    /// state is told; an exit no policy restarts, or a give-up, makes the
+    /// member `Failed` with the whole error.
+    fn watch(member: &Arc<Member>, starter: &Arc<Starter>, client: Client) {
+        let (member, starter) = (Arc::downgrade(member), Arc::downgrade(starter));
+        runtime::spawn(async move {
+            loop {
+                client.next_change().await;
+                let (Some(member), Some(starter)) = (member.upgrade(), starter.upgrade()) else {
+                    return;
+                };
+                let state = client.state();
+                if matches!(state, ClientState::GaveUp | ClientState::Exited) {
+                    let mut started = lock(&member.state);
+                    let ours =
+                        matches!(&*started, Started::Ready { client: c, .. } if c.same(&client));
+                    if ours {
+                        let failure = client.failure().unwrap_or(Error::NotAlive);
+                        *started = Started::Failed(failure);
+                    }
+                }
+                member.report(&starter);
+                if !matches!(state, ClientState::Ready | ClientState::Restarting) {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// The server's client, starting it first if it is idle, waiting for a
+    /// start under way: once, however many calls ask at the same time.
+    pub(crate) async fn client(self: &Arc<Self>, starter: &Arc<Starter>) -> Result<Reached, Error> {
+        self.touch();
+        loop {
+            let listener = self.settled.listen();
+            match &*lock(&self.state) {
+                Started::Ready { client, lazily } => {
+                    return Ok(Reached {
+                        client: client.clone(),
+                        lazily: *lazily,
+                    })
+                }
+                Started::Failed(error) => return Err(error.clone()),
+                Started::Closed => return Err(Error::Closed.named(self.name())),
+                Started::Idle(_) | Started::Starting(_) => {}
+            }
+            self.begin_start(starter, false);
+            listener.await;
+        }
+    }
+
+    /// Waits until no start is under way.
+    pub(crate) async fn settled(&self) {
+        loop {
+            let listener = self.settled.listen();
+            if !self.starting.load(Ordering::Acquire) {
+                return;
+            }
+            listener.await;
+        }
+    }
+
+    /// Ends it: a start under way is cancelled, its client closed, and every
+    /// process started for it awaited until it has exited. `then` is the
+    /// state it is left in (`Closed`, or `Idle` with its last catalog).
+    pub(crate) async fn end(&self, starter: &Starter, then: Started) {
+        let client = {
+            let mut state = lock(&self.state);
+            let client = match &*state {
+                Started::Ready { client, .. } => Some(client.clone()),
+                _ => None,
+            };
+            // A failed server keeps saying why unless it is closed for good.
+            let keep = matches!(*state, Started::Failed(_)) && matches!(then, Started::Closed);
+            if !keep {
+                *state = then;
+            }
+            client
+        };
+        self.report(starter);
+        // Cancels a start under way and waits for it to be gone.
+        drop(lock(&self.start).take());
+        self.settled().await;
+        if let Some(client) = client {
+            let _ = client.close().await;
+        }
+        let processes = std::mem::take(&mut *lock(&self.processes));
+        futures::future::join_all(processes.iter().map(Transport::close)).await;
+        self.settled.notify(usize::MAX);
+    }
+
+    /// Ends it without waiting, for a group that is dropped: a start under
+    /// way is cancelled and every process it has is closed in the background.
+    pub(crate) fn abandon(&self) {
+        let started = std::mem::replace(&mut *lock(&self.state), Started::Closed);
+        drop(lock(&self.start).take());
+        if let Started::Ready { client, .. } = started {
+            drop(client.close());
+        }
+        for process in std::mem::take(&mut *lock(&self.processes)) {
+            drop(process.close());
+        }
+    }
+
+    /// The catalog to serve after an idle close: the last listing.
+    pub(crate) async fn last_catalog(&self) -> Option<Entry> {
+        let client = self.running()?;
+        let tools = client.tools().await.ok()?;
+        Some(Entry::of(&client, &self.fingerprint, tools))
+    }
+}
+
+/// Held by a start while it runs: its end (done or cancelled) is told.
+struct Running(Arc<Member>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let member = &self.0;
+        {
+            // Cancelled before it settled: a start that was asked for again
+            // finds the member still starting, and the next call restarts it.
+            let mut state = lock(&member.state);
+            if let Started::Starting(served) = &*state {
+                *state = match served {
+                    Some(entry) => Started::Idle(Arc::clone(entry)),
+                    None => Started::Failed(Error::Protocol(format!(
+                        "the start of server {:?} ended before it was ready",
+                        member.name()
+                    ))),
+                };
+            }
+        }
+        member.starting.store(false, Ordering::Release);
+        member.settled.notify(usize::MAX);
+    }
+}

@@ -1,0 +1,121 @@
+//! How a group starts each server, the same way at connect, on a first call,
+//! after an idle close, a restart or a reload: the builders the user's hooks
+//! shape, the start limit, and the hooks that hear of changes.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_io::Timer;
+use futures::future::{select, Either};
+
+use crate::builder::Builder;
+use crate::client::{Client, ClientBuilder};
+use crate::config::ServerConfig;
+use crate::error::Error;
+use crate::transport::Transport;
+
+use super::state::ServerState;
+
+/// What the group's user does to each server's client builder.
+pub(crate) type Customize = Box<dyn Fn(&str, ClientBuilder) -> ClientBuilder + Send + Sync>;
+/// What the group's user does to each server's transport builder.
+pub(crate) type CustomizeTransport = Box<dyn Fn(&str, Builder) -> Builder + Send + Sync>;
+/// The group's user's hook, told which server's tools changed.
+pub(crate) type ToolsHook = Arc<dyn Fn(&str) + Send + Sync>;
+/// The group's user's hook, told each server's new state.
+pub(crate) type StateHook = Arc<dyn Fn(&str, &ServerState) + Send + Sync>;
+
+/// Beyond the start limit: time for a failed connect to close its server
+/// (the close ladder's two steps of 2 s).
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+pub(crate) struct Starter {
+    pub(crate) customize: Option<Customize>,
+    pub(crate) transport: Option<CustomizeTransport>,
+    pub(crate) start_timeout: Duration,
+    pub(crate) on_tools_changed: Option<ToolsHook>,
+    pub(crate) on_state_change: Option<StateHook>,
+}
+
+impl Starter {
+    /// The client builder of `config`'s server, as the group's user wants
+    /// it: `spawned` hears of each process it starts (the member closes and
+    /// awaits them all), and they end with the host where the platform can
+    /// see to that.
+    pub(crate) fn builder(
+        &self,
+        config: &ServerConfig,
+        spawned: Arc<dyn Fn(&Transport) + Send + Sync>,
+    ) -> ClientBuilder {
+        let mut transport = config.builder();
+        if cfg!(any(target_os = "linux", windows)) {
+            transport = transport.kill_on_parent_death(true);
+        }
+        if let Some(customize) = &self.transport {
+            transport = customize(&config.name, transport);
+        }
+        let mut builder = Client::builder(transport)
+            .start_limit(self.start_timeout, "Group::start_timeout")
+            .on_spawn(spawned);
+        if let Some(customize) = &self.customize {
+            builder = customize(&config.name, builder);
+        }
+        if let Some(hook) = &self.on_tools_changed {
+            let (hook, name) = (Arc::clone(hook), config.name.clone());
+            builder = builder.on_tools_changed(Arc::new(move || hook(&name)));
+        }
+        builder
+    }
+
+    /// The command line `config`'s server would run, as the catalog cache
+    /// and reload fingerprint it (the user's hooks applied).
+    pub(crate) fn command_key(&self, config: &ServerConfig) -> String {
+        let mut transport = config.builder();
+        if let Some(customize) = &self.transport {
+            transport = customize(&config.name, transport);
+        }
+        let mut builder = Client::builder(transport);
+        if let Some(customize) = &self.customize {
+            builder = customize(&config.name, builder);
+        }
+        builder.command_key()
+    }
+
+    pub(crate) fn tools_changed(&self, server: &str) {
+        if let Some(hook) = &self.on_tools_changed {
+            hook(server);
+        }
+    }
+
+    pub(crate) fn state_changed(&self, server: &str, state: &ServerState) {
+        if let Some(hook) = &self.on_state_change {
+            hook(server, state);
+        }
+    }
+
+    /// Connects `builder` and lists its tools, together within the start
+    /// limit (a listing cut short by it leaves the server ready). The connect
+    /// keeps to the limit itself, so that it says what it waited for, and
+    /// closes what it started before it fails.
+    pub(crate) async fn open(&self, builder: ClientBuilder, name: &str) -> Result<Client, Error> {
+        let deadline = Instant::now() + self.start_timeout;
+        let connecting = std::pin::pin!(builder.connect());
+        let client = match select(connecting, Timer::at(deadline + CLOSE_GRACE)).await {
+            Either::Left((connected, _)) => connected?,
+            // Only a close that outlasts its ladder gets here; the member's
+            // end awaits that process.
+            Either::Right(_) => {
+                return Err(Error::Timeout {
+                    method: "start (Group::start_timeout)".into(),
+                    after: self.start_timeout,
+                }
+                .named(name))
+            }
+        };
+        {
+            let listing = std::pin::pin!(client.tools());
+            let _ = select(listing, Timer::at(deadline)).await;
+        }
+        Ok(client)
+    }
+}
