@@ -7,7 +7,13 @@
 //!   servers connected and listed one at a time (the target is at most
 //!   1.2×), as the median of BLOCKS blocks' ratios, each block measuring both;
 //! - with a warm catalog cache: connect and `tools()` in milliseconds, and how
-//!   many processes started (the peers log each start to a file).
+//!   many processes started (the peers log each start to a file);
+//! - the group as a runtime: GROUP_SIZE servers of which one writes only
+//!   noise and one never answers (and ignores EOF): `connect()` against
+//!   `ready_within` (target: at most 50 ms over, the others ready), `close()`
+//!   against the close ladder's step of 2 s (target: at most 100 ms over), and
+//!   a `reload` that changes one entry (target: that one started again, the
+//!   rest untouched).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -118,5 +124,81 @@ fn main() {
             median(warm)
         );
     });
+    runtime(&dir);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The runtime's figures: a connect no server holds up, a close that waits
+/// for nothing but the ladder, a reload that touches only what changed.
+fn runtime(dir: &Path) {
+    const READY_WITHIN: Duration = Duration::from_millis(1000);
+    const LADDER_STEP: Duration = Duration::from_secs(2);
+    let log = dir.join("runtime-starts").display().to_string();
+    let entries = |changed: bool| {
+        let mut servers = serde_json::Map::new();
+        for i in 0..GROUP_SIZE - 2 {
+            let mut args = vec!["--start-delay".to_owned(), START_DELAY_MS.to_string()];
+            args.extend(["--log-start".to_owned(), log.clone()]);
+            if changed && i == 0 {
+                args.push("--paged".into());
+            }
+            servers.insert(format!("s{i}"), json!({ "command": PEER, "args": args }));
+        }
+        servers.insert(
+            "noise".into(),
+            json!({ "command": PEER,
+            "args": ["--noise", "150", "--discover", "silent", "--initialize", "never"] }),
+        );
+        servers.insert(
+            "never".into(),
+            json!({ "command": PEER,
+            "args": ["--discover", "silent", "--initialize", "never", "--ignore-eof"] }),
+        );
+        Config::parse(&json!({ "mcpServers": servers }).to_string()).unwrap()
+    };
+    let (mut over_ready, mut over_close, mut reloads, mut restarted) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    futures::executor::block_on(async {
+        for _ in 0..BLOCKS {
+            let started = Instant::now();
+            let group = Group::builder(entries(false))
+                .ready_within(READY_WITHIN)
+                .connect()
+                .await;
+            over_ready.push((started.elapsed().as_secs_f64() - READY_WITHIN.as_secs_f64()) * 1e3);
+            let ready = group
+                .servers()
+                .iter()
+                .filter(|(_, s)| matches!(s, ServerState::Ready(_)))
+                .count();
+            assert_eq!(ready, GROUP_SIZE - 2, "{:?}", group.servers());
+            let before = std::fs::read_to_string(&log).map_or(0, |l| l.lines().count());
+            let started = Instant::now();
+            let done = group.reload(entries(true)).await;
+            reloads.push(started.elapsed().as_secs_f64() * 1e3);
+            let after = std::fs::read_to_string(&log).map_or(0, |l| l.lines().count());
+            let changed = done
+                .iter()
+                .filter(|(_, d)| *d != stdio_mcp::group::Reloaded::Kept)
+                .count();
+            restarted.push((after - before, changed));
+            let started = Instant::now();
+            group.close().await;
+            over_close.push((started.elapsed().as_secs_f64() - LADDER_STEP.as_secs_f64()) * 1e3);
+        }
+    });
+    println!(
+        "group of {GROUP_SIZE} servers, one only noise and one never answering: connect returned {:.1} ms after ready_within ({} ms; target <= 50 ms), the other {} ready",
+        median(over_ready),
+        READY_WITHIN.as_millis(),
+        GROUP_SIZE - 2
+    );
+    println!(
+        "  close() of the {GROUP_SIZE}: {:.1} ms beyond the ladder's 2 s step (median of {BLOCKS}; target <= 100 ms)",
+        median(over_close)
+    );
+    println!(
+        "  reload changing 1 of {GROUP_SIZE} entries: {:.1} ms, processes started / entries not kept per block: {restarted:?} (target: 1 / 1)",
+        median(reloads)
+    );
 }

@@ -148,11 +148,6 @@ impl Group {
         }
         // The old go first: a changed server never runs twice at once.
         futures::future::join_all(ending.iter().map(|m| m.end(starter, Started::Closed))).await;
-        for member in &ending {
-            if !next.iter().any(|m| Arc::ptr_eq(m, member)) {
-                starter.tools_changed(member.name());
-            }
-        }
         *lock(&self.inner.members) = next;
         *lock(&self.inner.errors) = config.errors().to_vec();
         for member in &starting {
