@@ -417,3 +417,37 @@ fn a_bad_config_entry_fails_alone_in_the_group() {
         group.close().await;
     });
 }
+
+#[test]
+fn a_reload_whose_entry_cannot_be_read_fails_that_entry_alone() {
+    run(20, async {
+        let group = Group::builder(config(&[("a", &[]), ("b", &[])]))
+            .connect()
+            .await;
+        let a = group.client("a").await.unwrap().transport().pid();
+        let text = json!({ "mcpServers": {
+            "a": { "command": PEER, "args": [] },
+            "b": { "command": PEER, "args": "--not-a-list" },
+        } })
+        .to_string();
+        let done = group.reload(Config::parse(&text).unwrap()).await;
+        assert_eq!(
+            done,
+            [
+                ("a".to_owned(), Reloaded::Kept),
+                ("b".to_owned(), Reloaded::Removed)
+            ]
+        );
+        assert_eq!(group.client("a").await.unwrap().transport().pid(), a);
+        let servers = group.servers();
+        let ServerState::Failed(why) = &servers[1].1 else {
+            panic!("{servers:?}")
+        };
+        assert!(
+            why.contains("field args: must be an array of strings"),
+            "{why}"
+        );
+        assert_eq!(group.errors()[0].0, "b");
+        group.close().await;
+    });
+}
