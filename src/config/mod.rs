@@ -378,6 +378,82 @@ impl Config {
         &self.warnings
     }
 
+    /// Adds the entries of `other` whose names this configuration does not
+    /// have yet (servers, skipped entries, entries that could not be read,
+    /// and their warnings): the first file that defines a name keeps it, as
+    /// hosts that read several files do.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::config::Config;
+    ///
+    /// let mut project = Config::parse(r#"{"mcpServers": {"time": {"command": "time-v2"}}}"#)?;
+    /// let user = Config::parse(r#"{"mcpServers": {"time": {"command": "time-v1"}, "git": {"command": "git-mcp"}}}"#)?;
+    /// project.merge(user);
+    /// let servers: Vec<(&str, &str)> =
+    ///     project.servers().iter().map(|s| (s.name.as_str(), s.command.as_str())).collect();
+    /// assert_eq!(servers, [("git", "git-mcp"), ("time", "time-v2")]);
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    pub fn merge(&mut self, other: Config) {
+        let known: std::collections::HashSet<String> = self.names().map(str::to_owned).collect();
+        let new = |name: &str| !known.contains(name);
+        self.servers
+            .extend(other.servers.into_iter().filter(|s| new(&s.name)));
+        self.skipped
+            .extend(other.skipped.into_iter().filter(|s| new(&s.name)));
+        self.errors.extend(
+            other
+                .errors
+                .into_iter()
+                .filter(|e| e.server().is_some_and(new)),
+        );
+        self.warnings
+            .extend(other.warnings.into_iter().filter(|w| new(&w.server)));
+        self.servers.sort_by(|a, b| a.name.cmp(&b.name));
+        self.skipped.sort_by(|a, b| a.name.cmp(&b.name));
+        self.errors.sort_by(|a, b| a.server().cmp(&b.server()));
+    }
+
+    /// Every name the configuration defines: servers, skipped entries and
+    /// entries that could not be read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"a": {"command": "x"}, "b": {"url": "https://b"}}}"#)?;
+    /// assert_eq!(config.names().collect::<Vec<_>>(), ["a", "b"]);
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        let servers = self.servers.iter().map(|s| s.name.as_str());
+        let skipped = self.skipped.iter().map(|s| s.name.as_str());
+        let errors = self.errors.iter().filter_map(ConfigError::server);
+        servers.chain(skipped).chain(errors)
+    }
+
+    /// Keeps only the entries whose name `keep` accepts (a host that starts
+    /// one server of a file, say).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::config::Config;
+    ///
+    /// let mut config = Config::parse(r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}"#)?;
+    /// config.retain(|name| name == "b");
+    /// assert_eq!(config.servers()[0].name, "b");
+    /// assert_eq!(config.servers().len(), 1);
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.servers.retain(|s| keep(&s.name));
+        self.skipped.retain(|s| keep(&s.name));
+        self.errors.retain(|e| e.server().is_some_and(&mut keep));
+        self.warnings.retain(|w| keep(&w.server));
+    }
+
     /// Gives every server of this file this process's whole environment
     /// (plus its entry's `env`), as a shell would, instead of the few
     /// variables of [`INHERITED_VARIABLES`]. For a host that knows its

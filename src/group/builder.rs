@@ -10,7 +10,7 @@ use crate::builder::Builder;
 use crate::client::ClientBuilder;
 use crate::config::Config;
 
-use super::cache::{self, fingerprint};
+use super::cache::{self, fingerprint, Entry};
 use super::catalog::Catalog;
 use super::member::{Member, Started};
 use super::reload::close_idle_servers;
@@ -43,6 +43,7 @@ pub struct GroupBuilder {
     start_timeout: Duration,
     ready_within: Duration,
     idle_timeout: Option<Duration>,
+    lazy: bool,
     naming: Naming,
     catalog_cache: Option<PathBuf>,
     on_tools_changed: Option<ToolsHook>,
@@ -58,6 +59,7 @@ impl GroupBuilder {
             start_timeout: DEFAULT_START_TIMEOUT,
             ready_within: DEFAULT_READY_WITHIN,
             idle_timeout: None,
+            lazy: false,
             naming: Naming::default(),
             catalog_cache: None,
             on_tools_changed: None,
@@ -136,6 +138,31 @@ impl GroupBuilder {
     /// ```
     pub fn idle_timeout(mut self, limit: Duration) -> Self {
         self.idle_timeout = Some(limit);
+        self
+    }
+
+    /// Starts no server at connect: each starts on its first call (or
+    /// [`Group::client`]). Its tools meanwhile come from the catalog cache,
+    /// if it has an entry there, else it lists none until it has started.
+    /// For a host (or a shell completion) that must never wait for a start.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::config::Config;
+    /// use stdio_mcp::group::Group;
+    ///
+    /// let group = Group::builder(Config::load(".mcp.json")?)
+    ///     .catalog_cache("/var/cache/my-host/catalog.json")
+    ///     .lazy(true)
+    ///     .connect()
+    ///     .await;                      // nothing started
+    /// println!("{} tools known", group.tools().await.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(()) });
+    /// ```
+    pub fn lazy(mut self, lazy: bool) -> Self {
+        self.lazy = lazy;
         self
     }
 
@@ -314,6 +341,7 @@ impl GroupBuilder {
             start_timeout,
             ready_within,
             idle_timeout,
+            lazy,
             naming,
             catalog_cache,
             on_tools_changed,
@@ -341,6 +369,7 @@ impl GroupBuilder {
                     .filter(|entry| entry.fingerprint == fingerprint);
                 let started = match entry {
                     Some(entry) => Started::Idle(Arc::new(entry)),
+                    None if lazy => Started::Idle(Arc::new(Entry::unknown(&fingerprint))),
                     None => Started::Starting(None),
                 };
                 Member::new(server.clone(), fingerprint, started)
@@ -386,6 +415,7 @@ impl fmt::Debug for GroupBuilder {
             .field("start_timeout", &self.start_timeout)
             .field("ready_within", &self.ready_within)
             .field("idle_timeout", &self.idle_timeout)
+            .field("lazy", &self.lazy)
             .field("naming", &self.naming)
             .field("catalog_cache", &self.catalog_cache)
             .finish_non_exhaustive()

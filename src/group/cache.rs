@@ -40,6 +40,28 @@ impl Entry {
         }
     }
 
+    /// A server never started and not in the file (a lazy group's): no
+    /// tools, no era; never written to the file.
+    pub(crate) fn unknown(fingerprint: &str) -> Self {
+        Entry {
+            fingerprint: fingerprint.to_owned(),
+            era: String::new(),
+            protocol_version: String::new(),
+            server_info: Implementation {
+                name: String::new(),
+                version: String::new(),
+                title: None,
+                extra: Default::default(),
+            },
+            tools: Vec::new(),
+        }
+    }
+
+    /// Whether this is what a server said (not [`unknown`](Self::unknown)).
+    pub(crate) fn is_known(&self) -> bool {
+        !self.era.is_empty()
+    }
+
     /// The era the server spoke, if the file says one we know.
     pub(crate) fn era(&self) -> Option<Era> {
         match self.era.as_str() {

@@ -162,7 +162,7 @@ impl Member {
     pub(crate) async fn tools(&self, caching: bool) -> Option<(Vec<Tool>, Option<Entry>)> {
         let client = match &*lock(&self.state) {
             Started::Idle(cached) | Started::Starting(Some(cached)) => {
-                let entry = caching.then(|| Entry::clone(cached));
+                let entry = (caching && cached.is_known()).then(|| Entry::clone(cached));
                 return Some((cached.tools.clone(), entry));
             }
             Started::Ready { client, .. } => client.clone(),

@@ -26,6 +26,7 @@
 //! N lines that are not JSON-RPC before anything else).
 //! Without it the peer is a legacy server: `server/discover` is an unknown method.
 //! `--tasks` adds tools that run as tasks, in its era's wire (`tasks.rs`).
+//! `--log-lines FILE` appends each line it reads to FILE.
 //! `--catalog TAG` adds prompts and resources (`catalog.rs`).
 //! `--scenario NAME` (and `--canary URL`) answers as a scenario of the official
 //! conformance suite does (`conformance.rs`).
@@ -92,6 +93,8 @@ struct Flags {
     start_delay: u64,
     /// Lines of noise written at start.
     noise: u64,
+    /// Append each line read to this file (for a test that cannot ask).
+    log_lines: Option<String>,
     scenario: Option<String>,
     canary: Option<String>,
     catalog: Option<String>,
@@ -116,6 +119,7 @@ fn flags() -> Flags {
         log_start: None,
         start_delay: 0,
         noise: 0,
+        log_lines: None,
         scenario: None,
         canary: None,
         catalog: None,
@@ -142,6 +146,7 @@ fn flags() -> Flags {
                 f.start_delay = args.next().and_then(|s| s.parse().ok()).unwrap_or(0)
             }
             "--scenario" => f.scenario = args.next(),
+            "--log-lines" => f.log_lines = args.next(),
             "--catalog" => f.catalog = args.next(),
             "--canary" => f.canary = args.next(),
             "--noise" => f.noise = args.next().and_then(|s| s.parse().ok()).unwrap_or(0),
@@ -252,6 +257,16 @@ fn main() {
             Ok(_) => {}
         }
         let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+        if let Some(log) = &flags.log_lines {
+            let logged = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+                .and_then(|mut file| writeln!(file, "{text}"));
+            if let Err(e) = logged {
+                eprintln!("peer: cannot log a line to {log}: {e}");
+            }
+        }
         peer.line(text);
     }
     if flags.ignore_eof {

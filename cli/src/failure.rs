@@ -1,0 +1,123 @@
+//! How a command fails: its exit code, its one-line message, and the JSON
+//! document `--json` prints instead.
+
+use std::fmt;
+
+use serde_json::json;
+use stdio_mcp::{Error, ErrorKind};
+
+/// Exit codes (docs/cli.md).
+pub const USAGE: i32 = 1;
+pub const SERVER_SAID_NO: i32 = 2;
+pub const SERVER_FAILED: i32 = 3;
+pub const INTERRUPTED: i32 = 130;
+
+/// A failed command.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: i32,
+    /// `usage`, `config`, or the library's error kind in lower case.
+    pub kind: String,
+    pub message: String,
+    pub server: Option<String>,
+}
+
+impl Failure {
+    /// A mistake of the command line or the config (exit 1).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            code: USAGE,
+            kind: "usage".into(),
+            message: message.into(),
+            server: None,
+        }
+    }
+
+    pub fn config(message: impl Into<String>) -> Self {
+        Failure {
+            kind: "config".into(),
+            ..Failure::usage(message)
+        }
+    }
+
+    pub fn interrupted() -> Self {
+        Failure {
+            code: INTERRUPTED,
+            kind: "interrupted".into(),
+            message: "interrupted: the call was cancelled".into(),
+            server: None,
+        }
+    }
+
+    /// The document `--json` prints for it.
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({ "error": { "kind": self.kind, "message": self.message, "server": self.server } })
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        let code = match error.kind() {
+            ErrorKind::InvalidArguments | ErrorKind::Config => USAGE,
+            ErrorKind::Rpc | ErrorKind::Tool | ErrorKind::Cancelled => SERVER_SAID_NO,
+            _ => SERVER_FAILED,
+        };
+        Failure {
+            code,
+            kind: format!("{:?}", error.kind()).to_lowercase(),
+            message: error.to_string(),
+            server: error.server().map(str::to_owned),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// `, did you mean "X"?` for the known name closest to `wrong`, if one is close.
+pub fn did_you_mean<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let best = known
+        .into_iter()
+        .map(|k| (distance(wrong, k), k))
+        .filter(|(d, k)| *d <= (k.len() / 3).max(1))
+        .min_by_key(|(d, _)| *d);
+    match best {
+        Some((_, k)) => format!("; did you mean {k:?}?"),
+        None => String::new(),
+    }
+}
+
+/// Edit distance by characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (previous + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(here + 1);
+            previous = here;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_names_are_suggested_and_far_ones_not() {
+        assert_eq!(
+            did_you_mean("tiem", ["time", "git"]),
+            "; did you mean \"time\"?"
+        );
+        assert_eq!(did_you_mean("zzzz", ["time", "git"]), "");
+    }
+}

@@ -1,0 +1,187 @@
+//! `stdio-mcp`: list, call and script the MCP servers of your host config
+//! files (or any server's command line after `--`) from a terminal. See
+//! docs/cli.md for every command, the exit codes and the JSON shapes.
+
+mod arguments;
+mod commands;
+mod complete;
+mod failure;
+mod sources;
+mod terminal;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap_complete::engine::{ArgValueCandidates, ArgValueCompleter};
+
+use failure::Failure;
+
+/// Talk to stdio MCP servers: those of your host config files, or any
+/// server's command line after `--`.
+#[derive(Parser, Debug)]
+#[command(name = "stdio-mcp", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// A config file to read (repeatable); without it, the usual ones that
+    /// exist: ./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json, then
+    /// Claude Desktop's, Claude Code's, Cursor's and Windsurf's.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Vec<PathBuf>,
+    /// Print exactly one JSON document on stdout: the result as the server
+    /// sent it, or {"error": {kind, message, server}}.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Show the servers' stderr, each line prefixed with the server's name.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
+    /// Start the servers instead of reading their tools from the catalog cache.
+    #[arg(long, global = true)]
+    pub refresh: bool,
+    /// Never ask anything: questions from the server are declined.
+    #[arg(long, global = true)]
+    pub no_input: bool,
+    /// The longest a call may take, in seconds (default: the library's 5
+    /// minutes, restarted by each progress report).
+    #[arg(long, global = true, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// A root the server may work in (repeatable; default: the current directory).
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The server given by name, or by its command line after `--`.
+#[derive(clap::Args, Debug)]
+pub struct Target {
+    /// The server's command line, instead of a configured SERVER.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The configured servers: name, state, era, tools, source file.
+    Servers,
+    /// The tools of one server, or of all (under the group's names).
+    Tools {
+        #[arg(add = ArgValueCandidates::new(complete::servers))]
+        server: Option<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Call a tool: ARGs are key=value (typed by the tool's schema) or key:=JSON.
+    Call {
+        #[arg(add = ArgValueCandidates::new(complete::servers))]
+        server: String,
+        #[arg(add = ArgValueCompleter::new(complete::tools))]
+        tool: Option<String>,
+        #[arg(value_name = "ARG")]
+        args: Vec<String>,
+        /// The whole arguments object: JSON, @FILE, or - for stdin.
+        #[arg(long = "args", value_name = "JSON|@FILE|-")]
+        whole: Option<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// The prompts of one server, or of all.
+    Prompts {
+        #[arg(add = ArgValueCandidates::new(complete::servers))]
+        server: Option<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Get a prompt: ARGs are key=value.
+    Prompt {
+        #[arg(add = ArgValueCandidates::new(complete::servers))]
+        server: String,
+        name: Option<String>,
+        #[arg(value_name = "ARG")]
+        args: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// The resources of one server, or of all.
+    Resources {
+        #[arg(add = ArgValueCandidates::new(complete::servers))]
+        server: Option<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Read a resource.
+    Read {
+        #[arg(add = ArgValueCandidates::new(complete::servers))]
+        server: String,
+        uri: Option<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// The server's info, era, protocol version, capabilities and instructions.
+    Info {
+        #[arg(add = ArgValueCandidates::new(complete::servers))]
+        server: Option<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Print the completion script for a shell.
+    Completions { shell: Shell },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+}
+
+fn main() -> ExitCode {
+    // A shell asking for completions is answered here, and nothing else runs.
+    clap_complete::CompleteEnv::with_factory(Cli::command)
+        .var(complete::VAR)
+        .complete();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version.
+        Err(error) if !error.use_stderr() => {
+            let _ = error.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            // One line: what is wrong, and clap's did-you-mean when it has one.
+            let rendered = error.render().to_string();
+            let line: Vec<&str> = rendered
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("error:") || l.starts_with("tip:"))
+                .map(|l| l.trim_start_matches("error: "))
+                .collect();
+            let failure = Failure::usage(line.join("; "));
+            if std::env::args().any(|a| a == "--json") {
+                println!("{}", failure.to_json());
+            } else {
+                eprintln!("stdio-mcp: {failure} (see stdio-mcp --help)");
+            }
+            return ExitCode::from(failure::USAGE as u8);
+        }
+    };
+    let json = cli.json;
+    let outcome = commands::run(cli);
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            if json {
+                println!("{}", failure.to_json());
+            } else {
+                eprintln!("stdio-mcp: {failure}");
+            }
+            ExitCode::from(failure.code as u8)
+        }
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(error: std::io::Error) -> Self {
+        Failure::usage(format!("cannot write the output: {error}"))
+    }
+}

@@ -1,0 +1,202 @@
+//! What a person at a terminal sees of a call, and answers: a progress bar
+//! for its progress, a status line for its task, and the server's questions
+//! (elicitation) asked field by field. Without a terminal, or with
+//! `--no-input`, questions are declined.
+
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dialoguer::{Confirm, Input, Select};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Map, Value};
+use stdio_mcp::client::{ElicitRequest, ElicitResult, Progress, TaskStatus};
+use stdio_mcp::{RpcError, ServerRequest};
+
+/// Whether a person can be asked and shown things (stderr and stdin are terminals).
+pub fn interactive(no_input: bool) -> bool {
+    !no_input && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// The bar a call's progress and task status are shown on, once there is any.
+#[derive(Clone, Default)]
+pub struct Bar(Arc<Mutex<Option<ProgressBar>>>);
+
+impl Bar {
+    fn with(&self, show: impl FnOnce(&ProgressBar)) {
+        if !std::io::stderr().is_terminal() {
+            return;
+        }
+        let mut bar = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let bar = bar.get_or_insert_with(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        show(bar);
+    }
+
+    pub fn progress(&self, p: &Progress) {
+        self.with(|bar| {
+            if let Some(total) = p.total {
+                if bar.length().is_none() {
+                    bar.set_style(
+                        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    );
+                }
+                bar.set_length(total.max(0.0) as u64);
+            }
+            bar.set_position(p.progress.max(0.0) as u64);
+            if let Some(message) = &p.message {
+                bar.set_message(message.clone());
+            }
+        });
+    }
+
+    pub fn task(&self, t: &TaskStatus) {
+        self.with(|bar| {
+            let message = t.status_message.as_deref().unwrap_or_default();
+            bar.set_message(format!("task {}: {} {message}", t.task_id, t.status));
+        });
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = self.0.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn suspend<T>(&self, ask: impl FnOnce() -> T) -> T {
+        match &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(bar) => bar.suspend(ask),
+            None => ask(),
+        }
+    }
+}
+
+/// Answers an elicitation: on a terminal, by asking for each field; else declined.
+pub async fn elicit(
+    request: ServerRequest,
+    interactive: bool,
+    bar: Bar,
+) -> Result<Value, RpcError> {
+    let asked = ElicitRequest::from_request(&request)?;
+    let ElicitRequest::Form {
+        message,
+        requested_schema,
+    } = asked
+    else {
+        return Ok(ElicitResult::decline().into());
+    };
+    if !interactive {
+        return Ok(ElicitResult::decline().into());
+    }
+    // Asked on a thread of its own: the call's I/O goes on meanwhile.
+    let (answer, answered) = futures::channel::oneshot::channel();
+    std::thread::spawn(move || {
+        let _ = answer.send(bar.suspend(|| ask_form(&message, &requested_schema)));
+    });
+    Ok(match answered.await {
+        Ok(Some(content)) => ElicitResult::accept(content).into(),
+        _ => ElicitResult::cancel().into(),
+    })
+}
+
+/// Asks each field of a flat form schema; `None` when the person declines.
+fn ask_form(message: &str, schema: &Value) -> Option<Value> {
+    eprintln!("The server asks: {message}");
+    let proceed = Confirm::new()
+        .with_prompt("Answer?")
+        .default(true)
+        .interact()
+        .ok()?;
+    if !proceed {
+        return None;
+    }
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut content = Map::new();
+    for (name, field) in schema["properties"].as_object().into_iter().flatten() {
+        let label = field["title"].as_str().unwrap_or(name);
+        let prompt = match field["description"].as_str() {
+            Some(d) => format!("{label} ({d})"),
+            None => label.to_owned(),
+        };
+        let optional = !required.contains(&name.as_str());
+        if let Some(value) = ask_field(&prompt, field, optional)? {
+            content.insert(name.clone(), value);
+        }
+    }
+    Some(Value::Object(content))
+}
+
+/// One field, by its type; `Some(None)` for an optional field left empty.
+fn ask_field(prompt: &str, field: &Value, optional: bool) -> Option<Option<Value>> {
+    if let Some(choices) = field["enum"].as_array() {
+        let labels: Vec<String> = choices
+            .iter()
+            .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned))
+            .collect();
+        let default = choices
+            .iter()
+            .position(|c| *c == field["default"])
+            .unwrap_or(0);
+        let picked = Select::new()
+            .with_prompt(prompt)
+            .items(&labels)
+            .default(default)
+            .interact()
+            .ok()?;
+        return Some(Some(choices[picked].clone()));
+    }
+    match field["type"].as_str() {
+        Some("boolean") => {
+            let default = field["default"].as_bool().unwrap_or(false);
+            let yes = Confirm::new()
+                .with_prompt(prompt)
+                .default(default)
+                .interact()
+                .ok()?;
+            Some(Some(json!(yes)))
+        }
+        Some(kind @ ("number" | "integer")) => loop {
+            let text = ask_text(prompt, field, optional)?;
+            let Some(text) = text else { return Some(None) };
+            let parsed: Option<Value> = serde_json::from_str(&text).ok();
+            match parsed {
+                Some(v) if v.is_i64() || v.is_u64() || (kind == "number" && v.is_number()) => {
+                    return Some(Some(v));
+                }
+                _ => eprintln!(
+                    "  that is not {}",
+                    if kind == "integer" {
+                        "an integer"
+                    } else {
+                        "a number"
+                    }
+                ),
+            }
+        },
+        _ => Some(ask_text(prompt, field, optional)?.map(Value::String)),
+    }
+}
+
+fn ask_text(prompt: &str, field: &Value, optional: bool) -> Option<Option<String>> {
+    let mut input = Input::<String>::new()
+        .with_prompt(prompt)
+        .allow_empty(optional);
+    if let Some(default) = field.get("default").filter(|d| !d.is_null()) {
+        input = input.default(
+            default
+                .as_str()
+                .map_or_else(|| default.to_string(), str::to_owned),
+        );
+    }
+    let text = input.interact_text().ok()?;
+    Some((!text.is_empty()).then_some(text))
+}
