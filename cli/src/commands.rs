@@ -300,6 +300,7 @@ fn failed(server: &str, why: &str) -> Failure {
         kind: "start".into(),
         message: why.to_owned(),
         server: Some(server.to_owned()),
+        printed: false,
     }
 }
 
@@ -464,6 +465,7 @@ impl Session {
                 kind: "tool".into(),
                 message: format!("the tool reported an error: {}", result.text()),
                 server: Some(server),
+                printed: true,
             });
         }
         Ok(())

@@ -20,6 +20,9 @@ pub struct Failure {
     pub kind: String,
     pub message: String,
     pub server: Option<String>,
+    /// Its output is already printed (a tool's error result): `--json`
+    /// prints nothing more, so stdout stays one document.
+    pub printed: bool,
 }
 
 impl Failure {
@@ -30,6 +33,7 @@ impl Failure {
             kind: "usage".into(),
             message: message.into(),
             server: None,
+            printed: false,
         }
     }
 
@@ -46,6 +50,7 @@ impl Failure {
             kind: "interrupted".into(),
             message: "interrupted: the call was cancelled".into(),
             server: None,
+            printed: false,
         }
     }
 
@@ -67,6 +72,7 @@ impl From<Error> for Failure {
             kind: format!("{:?}", error.kind()).to_lowercase(),
             message: error.to_string(),
             server: error.server().map(str::to_owned),
+            printed: false,
         }
     }
 }
@@ -82,7 +88,14 @@ pub fn did_you_mean<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -
     let best = known
         .into_iter()
         .map(|k| (distance(wrong, k), k))
-        .filter(|(d, k)| *d <= (k.len() / 3).max(1))
+        // A swap of two letters is two edits: allowed from four letters on.
+        .filter(|(d, k)| {
+            *d <= if k.len() >= 4 {
+                (k.len() / 3).max(2)
+            } else {
+                1
+            }
+        })
         .min_by_key(|(d, _)| *d);
     match best {
         Some((_, k)) => format!("; did you mean {k:?}?"),

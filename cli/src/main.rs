@@ -171,7 +171,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             if json {
-                println!("{}", failure.to_json());
+                if !failure.printed {
+                    println!("{}", failure.to_json());
+                }
             } else {
                 eprintln!("stdio-mcp: {failure}");
             }

@@ -1,0 +1,471 @@
+//! The `stdio-mcp` binary end to end, as a script or a person runs it:
+//! against the library's test peer (built by the library's own tests:
+//! `cargo test` at the root, as `scripts/test` does first) and the pinned
+//! real servers of `scripts/install-test-servers`. Each run has a bound.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const CLI: &str = env!("CARGO_BIN_EXE_stdio-mcp");
+
+/// The library's test peer, beside this binary.
+fn peer() -> String {
+    let peer =
+        Path::new(CLI).with_file_name(format!("stdio-mcp-peer{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        peer.exists(),
+        "{} is missing: build it with `cargo build --bin stdio-mcp-peer` (scripts/test does)",
+        peer.display()
+    );
+    peer.display().to_string()
+}
+
+/// A folder of this test's own: its config file, its cache, its logs.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("stdio-mcp-cli-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).display().to_string()
+    }
+
+    /// Writes a config of `servers` (name → entry) and returns its path.
+    fn config(&self, servers: Value) -> String {
+        let file = self.path("mcp.json");
+        std::fs::write(&file, json!({ "mcpServers": servers }).to_string()).unwrap();
+        file
+    }
+
+    /// The `stdio-mcp` command, with this folder's cache and as its working
+    /// directory (so no config file of the user's is found), and a HOME of its own.
+    fn cli(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(CLI);
+        command
+            .args(args)
+            .current_dir(&self.0)
+            .env("STDIO_MCP_CACHE", self.path("catalog.json"))
+            .env("HOME", &self.0)
+            .env("XDG_CONFIG_HOME", self.0.join("config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        finish(self.cli(args).spawn().unwrap(), 90)
+    }
+
+    fn lines(&self, name: &str) -> usize {
+        std::fs::read_to_string(self.path(name)).map_or(0, |t| t.lines().count())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not one JSON document ({e}): {self:?}"))
+    }
+}
+
+/// Waits for `child` at most `secs`, killing it past that (the test fails).
+fn finish(mut child: Child, secs: u64) -> Run {
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(secs) {
+            let _ = child.kill();
+            panic!("stdio-mcp still running after {secs}s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout,
+        stderr,
+    }
+}
+
+fn demo(scratch: &Scratch) -> String {
+    scratch.config(json!({
+        "demo": { "command": peer(), "args": ["--log-start", scratch.path("starts")] },
+        "tasks": { "command": peer(), "args": ["--tasks"] },
+        "typo": { "comand": "x" },
+    }))
+}
+
+#[test]
+fn tools_come_from_the_cache_after_the_first_run_and_refresh_starts_again() {
+    let s = Scratch::new("cache");
+    let config = demo(&s);
+    let first = s.run(&["--config", &config, "tools", "demo"]);
+    assert_eq!(first.code, 0, "{first:?}");
+    assert!(first.stdout.starts_with("echo "), "{first:?}");
+    assert_eq!(s.lines("starts"), 1);
+    let second = s.run(&["--config", &config, "tools", "demo"]);
+    assert_eq!(second.stdout, first.stdout);
+    assert_eq!(s.lines("starts"), 1, "the second listing started nothing");
+    let all = s.run(&["--config", &config, "--json", "servers"]).json();
+    let states: Vec<(String, String)> = all["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_owned(),
+                s["state"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        states.contains(&("demo".into(), "idle".into())),
+        "{states:?}"
+    );
+    assert!(
+        states.contains(&("typo".into(), "failed".into())),
+        "{states:?}"
+    );
+    assert_eq!(all["servers"][0]["source"], config);
+    s.run(&["--config", &config, "--refresh", "tools", "demo"]);
+    assert_eq!(s.lines("starts"), 2, "--refresh starts it");
+}
+
+#[test]
+fn call_types_arguments_by_the_schema_and_says_what_does_not_fit() {
+    let s = Scratch::new("call");
+    let config = demo(&s);
+    let r = s.run(&["--config", &config, "call", "demo", "echo", "message=007"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "Echo: 007\n"), "{r:?}");
+    let r = s.run(&[
+        "--config", &config, "--json", "call", "demo", "add", "a=2", "b:=3.5",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.json()["content"][0]["text"], "5.5");
+    let r = s.run(&[
+        "--config",
+        &config,
+        "--json",
+        "call",
+        "demo",
+        "countdown",
+        "from=ten",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.json()["error"]["message"],
+        "argument from: \"ten\" is not an integer (the tool's schema says so)"
+    );
+    // Checked against the schema before sending: a and b are required.
+    let r = s.run(&["--config", &config, "--json", "call", "demo", "add", "a=1"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.json()["error"]["kind"], "invalidarguments");
+    let r = s.run(&[
+        "--config",
+        &config,
+        "call",
+        "demo",
+        "add",
+        "--args",
+        "{\"a\": 1, \"b\": 2}",
+    ]);
+    assert_eq!(r.stdout, "3\n", "{r:?}");
+}
+
+#[test]
+fn exit_codes_tell_a_tool_error_a_server_error_and_a_server_that_cannot_start() {
+    let s = Scratch::new("codes");
+    let config = demo(&s);
+    let r = s.run(&[
+        "--config",
+        &config,
+        "--json",
+        "call",
+        "tasks",
+        "job",
+        "outcome=error_result",
+    ]);
+    assert_eq!(r.code, 2, "isError: {r:?}");
+    assert_eq!(r.json()["isError"], true);
+    let r = s.run(&[
+        "--config",
+        &config,
+        "--json",
+        "call",
+        "tasks",
+        "job",
+        "outcome=fail",
+    ]);
+    assert_eq!(r.code, 2, "a JSON-RPC error: {r:?}");
+    assert_eq!(r.json()["error"]["kind"], "rpc");
+    assert_eq!(r.json()["error"]["server"], "tasks");
+    let r = s.run(&["--json", "tools", "--", "/no/such/server"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no such program"));
+    let r = s.run(&[
+        "--json",
+        "call",
+        "echo",
+        "message=x",
+        "--",
+        &peer(),
+        "--initialize",
+        "exit",
+    ]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn bad_input_exits_1_with_one_line_and_a_did_you_mean() {
+    let s = Scratch::new("usage");
+    let config = demo(&s);
+    for (args, expected) in [
+        (vec!["tolls"], "a similar subcommand exists: 'tools'"),
+        (
+            vec!["--config", &config, "tools", "dmeo"],
+            "did you mean \"demo\"?",
+        ),
+        (
+            vec!["--config", &config, "call", "demo", "ecko"],
+            "did you mean \"echo\"?",
+        ),
+        (
+            vec!["--config", &config, "call", "demo", "echo", "--frob"],
+            "unexpected argument '--frob'",
+        ),
+        (
+            vec!["--config", &config, "tools", "typo"],
+            "is \"comand\" a typo of \"command\"?",
+        ),
+    ] {
+        let r = s.run(&args);
+        assert_eq!(r.code, 1, "{args:?}: {r:?}");
+        assert!(r.stderr.contains(expected), "{args:?}: {r:?}");
+        assert_eq!(r.stderr.trim_end().lines().count(), 1, "{args:?}: {r:?}");
+        assert!(r.stdout.is_empty());
+    }
+    let broken = s.path("broken.json");
+    std::fs::write(&broken, "{\"mcpServers\": [1]}").unwrap();
+    let r = s.run(&["--config", &broken, "--json", "servers"]);
+    assert_eq!(r.code, 1);
+    let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains(&broken) && message.contains("field mcpServers"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_ad_hoc_server_after_the_double_dash() {
+    let s = Scratch::new("adhoc");
+    let r = s.run(&["--json", "tools", "--", &peer(), "--discover", "modern"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let listed = r.json();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "add", "countdown"]);
+    let r = s.run(&["--json", "info", "--", &peer(), "--discover", "modern"]);
+    assert_eq!(r.json()["era"], "modern");
+    assert_eq!(r.json()["protocolVersion"], "2026-07-28");
+    let r = s.run(&[
+        "prompt",
+        "greet",
+        "who=Ada",
+        "--",
+        &peer(),
+        "--catalog",
+        "p",
+    ]);
+    assert_eq!(r.stdout, "[user]\np greets Ada\n", "{r:?}");
+    let r = s.run(&["read", "memo://p", "--", &peer(), "--catalog", "p"]);
+    assert_eq!(r.stdout, "memo://p read from p\n", "{r:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_cancels_the_call_on_the_wire_then_exits_130() {
+    let s = Scratch::new("interrupt");
+    let log = s.path("lines");
+    let child = s
+        .cli(&[
+            "call",
+            "job",
+            "outcome=never",
+            "--",
+            &peer(),
+            "--tasks",
+            "--log-lines",
+            &log,
+        ])
+        .spawn()
+        .unwrap();
+    // Once the task runs (it is polled), the interrupt.
+    let started = Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("tasks/get")) {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the call never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let r = finish(child, 20);
+    assert_eq!(r.code, 130, "{r:?}");
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert!(lines.contains("\"method\":\"tasks/cancel\""), "{lines}");
+}
+
+#[test]
+fn completions_name_the_servers_and_the_cached_tools() {
+    let s = Scratch::new("complete");
+    let config = demo(&s);
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let r = s.run(&["completions", shell]);
+        assert_eq!(r.code, 0);
+        assert!(r.stdout.contains("stdio-mcp"), "{shell}: {r:?}");
+    }
+    s.run(&["--config", &config, "tools", "demo"]);
+    let starts = s.lines("starts");
+    let complete = |words: &[&str]| {
+        let mut command = s.cli(&["--", "stdio-mcp", "--config", &config]);
+        command.args(words).env("COMPLETE", "fish");
+        let r = finish(command.spawn().unwrap(), 30);
+        r.stdout
+            .lines()
+            .map(|l| l.split('\t').next().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let servers = complete(&["call", ""]);
+    assert!(
+        servers.contains(&"demo".to_owned()) && servers.contains(&"tasks".to_owned()),
+        "{servers:?}"
+    );
+    let tools = complete(&["call", "demo", ""]);
+    assert!(
+        tools.starts_with(&["add".to_owned(), "countdown".to_owned(), "echo".to_owned()]),
+        "{tools:?}"
+    );
+    assert_eq!(s.lines("starts"), starts, "completing started no server");
+}
+
+/// A pinned real server, installed by scripts/install-test-servers.
+fn installed(relative: &str) -> Option<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../.servers")
+        .join(relative);
+    if path.exists() {
+        return Some(path.display().to_string());
+    }
+    assert!(
+        std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
+        "{} is not installed (run scripts/install-test-servers)",
+        path.display()
+    );
+    eprintln!("NOT RUN: {} is not installed", path.display());
+    None
+}
+
+#[test]
+fn the_pinned_real_servers_from_a_config_and_ad_hoc() {
+    let (Some(old_time), Some(everything)) = (
+        installed("old-python-sdk/bin/mcp-server-time"),
+        installed("node_modules/.bin/mcp-server-everything"),
+    ) else {
+        return;
+    };
+    let s = Scratch::new("real");
+    let config =
+        s.config(json!({ "time": { "command": old_time, "args": ["--local-timezone", "UTC"] } }));
+    let r = s.run(&[
+        "--config",
+        &config,
+        "--json",
+        "call",
+        "time",
+        "get_current_time",
+        "timezone=UTC",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.json()["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("UTC"),
+        "{r:?}"
+    );
+    let r = s.run(&[
+        "--json",
+        "call",
+        "get-sum",
+        "a=19",
+        "b=23",
+        "--",
+        &everything,
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.json()["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("42"),
+        "{r:?}"
+    );
+    let r = s.run(&["tools", "--", &everything]);
+    assert!(r.stdout.lines().any(|l| l.starts_with("echo ")), "{r:?}");
+}
