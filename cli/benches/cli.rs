@@ -1,0 +1,105 @@
+//! The command line's speed, in wall time of whole processes:
+//! - `stdio-mcp tools demo` from a warm catalog cache (target: at most
+//!   20 ms, and no server started);
+//! - `stdio-mcp call demo echo` against the time of the same call through
+//!   `examples/quickstart --call` (target: at most 1.3×), in alternating
+//!   blocks, the median of the blocks' ratios.
+//!
+//! `cargo bench -p stdio-mcp-cli` (it builds the library's example and test
+//! peer in release first). Pin it with `taskset -c 0` to judge.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const CLI: &str = env!("CARGO_BIN_EXE_stdio-mcp");
+const RUNS: usize = 20;
+const BLOCKS: usize = 5;
+
+fn beside_cli(name: &str) -> PathBuf {
+    Path::new(CLI).with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// Wall time of `command` in ms; it must succeed.
+fn timed(command: &mut Command) -> f64 {
+    let started = Instant::now();
+    let status = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{command:?}");
+    started.elapsed().as_secs_f64() * 1e3
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let built = Command::new(cargo)
+        .args(["build", "--release", "-p", "stdio-mcp", "--example", "quickstart", "--bin", "stdio-mcp-peer"])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let quickstart = beside_cli("examples/quickstart");
+    let peer = beside_cli("stdio-mcp-peer").display().to_string();
+    let dir = std::env::temp_dir().join(format!("stdio-mcp-bench-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let starts = dir.join("starts");
+    let config = dir.join("mcp.json");
+    let entry = serde_json::json!({ "mcpServers": { "demo": {
+        "command": peer, "args": ["--log-start", starts.display().to_string()] } } });
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let cli = |args: &[&str]| {
+        let mut command = Command::new(CLI);
+        command
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .env("STDIO_MCP_CACHE", dir.join("catalog.json"));
+        command
+    };
+
+    timed(&mut cli(&["tools", "demo"])); // warms the cache
+    let before = std::fs::read_to_string(&starts).unwrap().lines().count();
+    let warm: Vec<f64> = (0..RUNS).map(|_| timed(&mut cli(&["tools", "demo"]))).collect();
+    let after = std::fs::read_to_string(&starts).unwrap().lines().count();
+    println!(
+        "stdio-mcp tools demo, warm cache: {:.1} ms wall (median of {RUNS}); {} servers started (target <= 20 ms, 0)",
+        median(warm),
+        after - before
+    );
+
+    let mut ratios = Vec::new();
+    let (mut cli_times, mut quick_times) = (Vec::new(), Vec::new());
+    for _ in 0..BLOCKS {
+        let c: Vec<f64> = (0..RUNS / 4)
+            .map(|_| timed(&mut cli(&["call", "demo", "echo", "message=hi"])))
+            .collect();
+        let q: Vec<f64> = (0..RUNS / 4)
+            .map(|_| {
+                timed(
+                    Command::new(&quickstart)
+                        .args(["--call", "echo", "{\"message\": \"hi\"}", &peer]),
+                )
+            })
+            .collect();
+        let (c, q) = (median(c), median(q));
+        cli_times.push(c);
+        quick_times.push(q);
+        ratios.push(c / q);
+    }
+    println!(
+        "stdio-mcp call demo echo: {:.1} ms vs examples/quickstart --call: {:.1} ms = {:.3}x (median of {BLOCKS} blocks; target <= 1.3x)",
+        median(cli_times),
+        median(quick_times),
+        median(ratios)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
