@@ -43,7 +43,16 @@ fn main() {
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let built = Command::new(cargo)
-        .args(["build", "--release", "-p", "stdio-mcp", "--example", "quickstart", "--bin", "stdio-mcp-peer"])
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "stdio-mcp",
+            "--example",
+            "quickstart",
+            "--bin",
+            "stdio-mcp-peer",
+        ])
         .status()
         .unwrap();
     assert!(built.success());
@@ -68,7 +77,9 @@ fn main() {
 
     timed(&mut cli(&["tools", "demo"])); // warms the cache
     let before = std::fs::read_to_string(&starts).unwrap().lines().count();
-    let warm: Vec<f64> = (0..RUNS).map(|_| timed(&mut cli(&["tools", "demo"]))).collect();
+    let warm: Vec<f64> = (0..RUNS)
+        .map(|_| timed(&mut cli(&["tools", "demo"])))
+        .collect();
     let after = std::fs::read_to_string(&starts).unwrap().lines().count();
     println!(
         "stdio-mcp tools demo, warm cache: {:.1} ms wall (median of {RUNS}); {} servers started (target <= 20 ms, 0)",
@@ -84,10 +95,12 @@ fn main() {
             .collect();
         let q: Vec<f64> = (0..RUNS / 4)
             .map(|_| {
-                timed(
-                    Command::new(&quickstart)
-                        .args(["--call", "echo", "{\"message\": \"hi\"}", &peer]),
-                )
+                timed(Command::new(&quickstart).args([
+                    "--call",
+                    "echo",
+                    "{\"message\": \"hi\"}",
+                    &peer,
+                ]))
             })
             .collect();
         let (c, q) = (median(c), median(q));
