@@ -473,12 +473,23 @@ impl fmt::Display for Error {
     }
 }
 
+/// A wrapper prints its inner error in its own text, so its `source()` is
+/// the inner error's source, never the inner error again: `anyhow`'s `{:#}`
+/// and `std::error::Report` print each cause once.
+///
+/// ```
+/// use std::error::Error as _;
+/// use stdio_mcp::Error;
+///
+/// let e = Error::Server { server: "time".into(), error: Box::new(Error::NotAlive) };
+/// assert_eq!(e.to_string(), "server \"time\": MCP server process has exited");
+/// assert!(e.source().is_none());
+/// ```
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Server { error, .. } => Some(error.as_ref()),
-            Error::GaveUp { last, .. } => Some(last.as_ref()),
-            Error::Config(error) => Some(error.as_ref()),
+            Error::Server { error, .. } => error.source(),
+            Error::GaveUp { last, .. } => last.source(),
             _ => None,
         }
     }
