@@ -170,9 +170,10 @@ impl Session {
 
     /// A group of `config`'s servers as this command line wants them:
     /// arguments checked against the schemas, questions asked on a
-    /// terminal, stderr shown with `--verbose`, the catalog cache where
-    /// `cached` (unless `--refresh`).
-    async fn group(&self, config: Config, cached: bool) -> Group {
+    /// terminal, stderr shown with `--verbose`, the catalog cache
+    /// (`--refresh` starts it anew): servers it knows start only
+    /// when asked for, and without the probe's wait when they are legacy.
+    async fn group(&self, config: Config) -> Group {
         let cli = &self.cli;
         let interactive = terminal::interactive(cli.no_input);
         let bar = self.bar.clone();
@@ -206,7 +207,7 @@ impl Session {
                 transport.on_stderr(move |line| eprintln!("[{name}] {line}"))
             });
         }
-        if let (true, Some(cache)) = (cached, sources::cache_file()) {
+        if let Some(cache) = sources::cache_file() {
             if let Some(dir) = cache.parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
@@ -309,7 +310,7 @@ impl Session {
     async fn servers_list(&self) -> Result<(), Failure> {
         let (config, _) = self.config_for(None)?;
         let skipped = config.skipped().to_vec();
-        let group = self.group(config, true).await;
+        let group = self.group(config).await;
         let tools = group.tools().await;
         let mut rows = Vec::new();
         for (name, state) in group.servers() {
@@ -369,7 +370,7 @@ impl Session {
     /// server's under the group's names.
     async fn tools(&self, server: Option<String>) -> Result<(), Failure> {
         let (config, server) = self.config_for(server.as_deref())?;
-        let group = self.group(config, true).await;
+        let group = self.group(config).await;
         let tools = group.tools().await;
         let failures: Vec<(String, String)> = group
             .servers()
@@ -421,7 +422,7 @@ impl Session {
     ) -> Result<(), Failure> {
         let (config, server) = self.config_for(server.as_deref())?;
         let server = server.unwrap_or_default();
-        let group = self.group(config, true).await;
+        let group = self.group(config).await;
         let tools = group.tools().await;
         if let Some((_, ServerState::Failed(why))) = group.servers().first() {
             return Err(failed(&server, why));
@@ -474,7 +475,8 @@ impl Session {
     /// `prompts [SERVER]`.
     async fn prompts(&self, server: Option<String>) -> Result<(), Failure> {
         let (config, server) = self.config_for(server.as_deref())?;
-        let group = self.group(config, false).await;
+        let group = self.group(config).await;
+        start_all(&group).await;
         let prompts = group.prompts().await;
         let single = server.is_some();
         if self.cli.json {
@@ -511,7 +513,7 @@ impl Session {
         words: &[String],
     ) -> Result<(), Failure> {
         let (config, server) = self.config_for(server.as_deref())?;
-        let group = self.group(config, false).await;
+        let group = self.group(config).await;
         let client = group.client(&server.unwrap_or_default()).await?;
         let strings = json!({ "type": "object", "additionalProperties": { "type": "string" } });
         let arguments = arguments::parse(words, None, &strings)?;
@@ -536,7 +538,8 @@ impl Session {
     /// `resources [SERVER]`.
     async fn resources(&self, server: Option<String>) -> Result<(), Failure> {
         let (config, _) = self.config_for(server.as_deref())?;
-        let group = self.group(config, false).await;
+        let group = self.group(config).await;
+        start_all(&group).await;
         let resources = group.resources().await;
         if self.cli.json {
             let listed: Vec<Value> = resources
@@ -560,7 +563,7 @@ impl Session {
     /// `read SERVER URI`.
     async fn read(&self, server: Option<String>, uri: &str) -> Result<(), Failure> {
         let (config, server) = self.config_for(server.as_deref())?;
-        let group = self.group(config, false).await;
+        let group = self.group(config).await;
         let client = group.client(&server.unwrap_or_default()).await?;
         let read = client.read_resource(uri).await?;
         if self.cli.json {
@@ -594,7 +597,7 @@ impl Session {
                 "info needs a SERVER, or a server's command after --",
             ));
         };
-        let group = self.group(config, false).await;
+        let group = self.group(config).await;
         let client = group.client(&server).await?;
         let info = json!({
             "serverInfo": client.server_info(),
@@ -632,6 +635,25 @@ impl Session {
             println!("instructions:\n{instructions}");
         }
         Ok(())
+    }
+}
+
+/// Starts every server of `group` that the catalog cache left idle (prompts
+/// and resources are asked of running servers; the cache still spares a
+/// legacy server the probe). One that fails says so on stderr.
+async fn start_all(group: &Group) {
+    let unreadable: Vec<String> = group.errors().into_iter().map(|(name, _)| name).collect();
+    let names: Vec<String> = group
+        .servers()
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| !unreadable.contains(name))
+        .collect();
+    let starts = names.iter().map(|name| group.client(name));
+    for (name, started) in names.iter().zip(futures::future::join_all(starts).await) {
+        if let Err(error) = started {
+            eprintln!("stdio-mcp: {name}: {error}");
+        }
     }
 }
 
