@@ -3,9 +3,11 @@
 //! docs/cli.md for every command, the exit codes and the JSON shapes.
 
 mod arguments;
+mod calls;
 mod commands;
 mod complete;
 mod failure;
+mod lists;
 mod sources;
 mod terminal;
 

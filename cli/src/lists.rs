@@ -1,0 +1,214 @@
+//! The listings: the servers, and the tools, prompts and resources of one
+//! server or of all.
+
+use serde_json::{json, Value};
+use stdio_mcp::client::Era;
+use stdio_mcp::group::{Group, ServerState};
+
+use crate::commands::{failed, print_json, Session};
+use crate::failure::Failure;
+
+impl Session {
+    /// `servers`: each configured server's state, era, tool count and file.
+    pub(crate) async fn servers_list(&self) -> Result<(), Failure> {
+        let (config, _) = self.config_for(None)?;
+        let skipped = config.skipped().to_vec();
+        let group = self.group(config).await;
+        let tools = group.tools().await;
+        let mut rows = Vec::new();
+        for (name, state) in group.servers() {
+            let count = tools.iter().filter(|t| t.server == name).count();
+            let source = self.servers.sources.get(&name).cloned().unwrap_or_default();
+            let error = match &state {
+                ServerState::Failed(why) => Some(why.clone()),
+                _ => None,
+            };
+            rows.push(
+                json!({ "name": name, "state": state_name(&state), "era": era_name(&state),
+                              "tools": count, "source": source, "error": error }),
+            );
+        }
+        for s in &skipped {
+            let source = self
+                .servers
+                .sources
+                .get(&s.name)
+                .cloned()
+                .unwrap_or_default();
+            rows.push(
+                json!({ "name": s.name, "state": "skipped", "era": "-", "tools": 0,
+                              "source": source, "error": s.reason }),
+            );
+        }
+        if self.cli.json {
+            print_json(&json!({ "servers": rows }));
+        } else if rows.is_empty() {
+            println!(
+                "no servers: name a config file with --config, or give a server's command after --"
+            );
+        } else {
+            println!(
+                "{:<20} {:<9} {:<7} {:>5}  SOURCE",
+                "NAME", "STATE", "ERA", "TOOLS"
+            );
+            for row in &rows {
+                println!(
+                    "{:<20} {:<9} {:<7} {:>5}  {}",
+                    row["name"].as_str().unwrap_or_default(),
+                    row["state"].as_str().unwrap_or_default(),
+                    row["era"].as_str().unwrap_or_default(),
+                    row["tools"],
+                    row["source"].as_str().unwrap_or_default()
+                );
+                if let Some(error) = row["error"].as_str() {
+                    println!("    {error}");
+                }
+            }
+        }
+        group.close().await;
+        Ok(())
+    }
+
+    /// `tools [SERVER]`: one server's tools by their own names, or every
+    /// server's under the group's names.
+    pub(crate) async fn tools(&self, server: Option<String>) -> Result<(), Failure> {
+        let (config, server) = self.config_for(server.as_deref())?;
+        let group = self.group(config).await;
+        let tools = group.tools().await;
+        let failures: Vec<(String, String)> = group
+            .servers()
+            .into_iter()
+            .filter_map(|(name, state)| match state {
+                ServerState::Failed(why) => Some((name, why)),
+                _ => None,
+            })
+            .collect();
+        group.close().await;
+        if let (Some(server), Some((_, why))) = (&server, failures.first()) {
+            return Err(failed(server, why));
+        }
+        for (name, why) in &failures {
+            eprintln!("stdio-mcp: {name}: {why}");
+        }
+        let single = server.is_some();
+        if self.cli.json {
+            let listed: Vec<Value> = tools
+                .iter()
+                .map(|t| {
+                    let mut tool = serde_json::to_value(&t.tool).unwrap_or_default();
+                    if !single {
+                        tool["name"] = json!(t.name);
+                        tool["server"] = json!(t.server);
+                    }
+                    tool
+                })
+                .collect();
+            print_json(&json!({ "tools": listed }));
+            return Ok(());
+        }
+        for t in &tools {
+            let name = if single { &t.tool.name } else { &t.name };
+            let description = t.tool.description.as_deref().unwrap_or_default();
+            let first = description.lines().next().unwrap_or_default();
+            println!("{name:<32} {first}");
+        }
+        Ok(())
+    }
+
+    /// `prompts [SERVER]`.
+    pub(crate) async fn prompts(&self, server: Option<String>) -> Result<(), Failure> {
+        let (config, server) = self.config_for(server.as_deref())?;
+        let group = self.group(config).await;
+        start_all(&group).await;
+        let prompts = group.prompts().await;
+        let single = server.is_some();
+        if self.cli.json {
+            let listed: Vec<Value> = prompts
+                .iter()
+                .map(|p| {
+                    let mut prompt = serde_json::to_value(&p.prompt).unwrap_or_default();
+                    if !single {
+                        prompt["name"] = json!(p.name);
+                        prompt["server"] = json!(p.server);
+                    }
+                    prompt
+                })
+                .collect();
+            print_json(&json!({ "prompts": listed }));
+        } else {
+            for p in &prompts {
+                let name = if single { &p.prompt.name } else { &p.name };
+                println!(
+                    "{name:<32} {}",
+                    p.prompt.description.as_deref().unwrap_or_default()
+                );
+            }
+        }
+        group.close().await;
+        Ok(())
+    }
+
+    /// `resources [SERVER]`.
+    pub(crate) async fn resources(&self, server: Option<String>) -> Result<(), Failure> {
+        let (config, _) = self.config_for(server.as_deref())?;
+        let group = self.group(config).await;
+        start_all(&group).await;
+        let resources = group.resources().await;
+        if self.cli.json {
+            let listed: Vec<Value> = resources
+                .iter()
+                .map(|r| {
+                    let mut resource = serde_json::to_value(&r.resource).unwrap_or_default();
+                    resource["server"] = json!(r.server);
+                    resource
+                })
+                .collect();
+            print_json(&json!({ "resources": listed }));
+        } else {
+            for r in &resources {
+                println!("{:<40} {} ({})", r.resource.uri, r.resource.name, r.server);
+            }
+        }
+        group.close().await;
+        Ok(())
+    }
+}
+
+fn era_name(state: &ServerState) -> String {
+    match state {
+        ServerState::Ready(Era::Modern) => "modern".into(),
+        ServerState::Ready(_) => "legacy".into(),
+        _ => "-".into(),
+    }
+}
+
+fn state_name(state: &ServerState) -> &'static str {
+    match state {
+        ServerState::Idle => "idle",
+        ServerState::Starting => "starting",
+        ServerState::Ready(_) => "ready",
+        ServerState::Restarting => "restarting",
+        ServerState::Failed(_) => "failed",
+        ServerState::Closed => "closed",
+        _ => "unknown",
+    }
+}
+
+/// Starts every server of `group` that the catalog cache left idle (prompts
+/// and resources are asked of running servers; the cache still spares a
+/// legacy server the probe). One that fails says so on stderr.
+async fn start_all(group: &Group) {
+    let unreadable: Vec<String> = group.errors().into_iter().map(|(name, _)| name).collect();
+    let names: Vec<String> = group
+        .servers()
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| !unreadable.contains(name))
+        .collect();
+    let starts = names.iter().map(|name| group.client(name));
+    for (name, started) in names.iter().zip(futures::future::join_all(starts).await) {
+        if let Err(error) = started {
+            eprintln!("stdio-mcp: {name}: {error}");
+        }
+    }
+}
