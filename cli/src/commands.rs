@@ -1,6 +1,7 @@
-//! Each command: which servers it needs, how it reaches them (from the
-//! catalog cache where it can), and what it prints for people or, with
-//! `--json`, for scripts.
+//! A command's session: the servers it may use (config files or the command
+//! line after `--`), the one it names, and the group that reaches them
+//! through the catalog cache; Ctrl-C. The commands themselves are in
+//! `lists.rs` and `calls.rs`.
 
 use std::time::Duration;
 
