@@ -72,7 +72,10 @@ pub struct CallOptions {
 }
 
 impl CallOptions {
-    /// The transport's default limit, no extra `_meta`, no progress callback.
+    /// The default limit — the transport's `timeout` if it has one, else the
+    /// client's [`request_timeout`](super::ClientBuilder::request_timeout)
+    /// (5 minutes unless changed), which each progress the call hears of
+    /// restarts — no extra `_meta`, no progress callback.
     ///
     /// # Examples
     ///
@@ -84,7 +87,7 @@ impl CallOptions {
         Self::default()
     }
 
-    /// This call's time limit, instead of the transport's default. A call
+    /// This call's time limit, instead of the client's default. A call
     /// that becomes a task is bounded by it (and by
     /// [`max_total_time`](Self::max_total_time)) from its start to the task's
     /// end, whatever progress comes; running out cancels the task.
