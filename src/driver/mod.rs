@@ -8,15 +8,13 @@ use std::fmt;
 use std::future::Future;
 use std::ops::ControlFlow;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use async_process::{ChildStderr, ChildStdin, ChildStdout};
 use futures::io::{AsyncRead, AsyncWrite};
-use futures::task::{waker_ref, ArcWake, AtomicWaker};
 use futures::FutureExt;
 
 use crate::child::{Child, ExitStatus, Pipes, StatusFuture};
@@ -26,6 +24,13 @@ pub(crate) use crate::route::Handlers;
 use crate::route::Router;
 use crate::shared::Shared;
 use crate::sys::{self, Pipe};
+
+mod gate;
+mod ladder;
+mod run_until;
+
+use gate::Gate;
+pub use run_until::RunUntil;
 
 /// Between closing stdin and SIGTERM, and between SIGTERM and SIGKILL.
 const LADDER_STEP: Duration = Duration::from_secs(2);
@@ -489,126 +494,6 @@ impl Inner {
         expired
     }
 
-    fn start_close(&mut self) {
-        if let Stage::Running { .. } = self.stage {
-            event!(
-                info,
-                "closing the MCP server: its input ends once the queue is written"
-            );
-            self.stage = Stage::Closing {
-                next: Rung::Term,
-                timer: Timer::after(LADDER_STEP),
-            };
-        }
-    }
-
-    fn climb_ladder(&mut self, cx: &mut Context<'_>) {
-        let Stage::Closing { next, timer } = &mut self.stage else {
-            return;
-        };
-        if *next == Rung::Done || timer.poll_unpin(cx).is_pending() {
-            return;
-        }
-        match *next {
-            Rung::Term => {
-                *next = Rung::Kill;
-                timer.set_after(LADDER_STEP);
-                // Register the timer's new deadline.
-                let _ = timer.poll_unpin(cx);
-                event!(
-                    warn,
-                    "MCP server still runs 2 s after its input ended: terminating it"
-                );
-                // Whatever was not written by now will not be.
-                self.stdin = None;
-                self.terminated_at = Some(Instant::now());
-                self.child.terminate();
-            }
-            Rung::Kill => {
-                event!(warn, "MCP server still runs 2 s after SIGTERM: killing it");
-                *next = Rung::Done;
-                self.child.kill();
-            }
-            Rung::Done => {}
-        }
-    }
-
-    /// Settles the run once the exit is known and the pipes are drained (or the
-    /// grace after the exit ran out), and what is left of the child's group
-    /// has ended; handles stdout ending while the child runs.
-    fn poll_grace(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.stage {
-            Stage::Exited { grace } => {
-                let drained = self.stdout.is_none() && self.stderr.is_none();
-                let grace_over = grace.as_mut().is_some_and(|t| t.poll_unpin(cx).is_ready());
-                if !drained && !grace_over {
-                    return Poll::Pending;
-                }
-                if !drained {
-                    event!(warn, "MCP server exited but its pipes are still open: ending what is left of its group");
-                    // The child is gone but something still holds its pipes: what
-                    // is left of its group or job (a server behind a wrapper) goes too.
-                    self.child.kill_rest();
-                } else if self.child.group_lingers() {
-                    // Members that hold none of our pipes: they get the rest of
-                    // the ladder, so the group never outlives its leader.
-                    self.fail_waiting();
-                    self.end_group(cx);
-                    return Poll::Pending;
-                }
-                self.finish();
-                Poll::Ready(())
-            }
-            Stage::Ending { kill, check } => {
-                if kill.poll_unpin(cx).is_ready() {
-                    event!(
-                        warn,
-                        "MCP server's group still runs 2 s after SIGTERM: killing it"
-                    );
-                    self.child.kill_rest();
-                } else if self.child.group_lingers() {
-                    while check.poll_unpin(cx).is_ready() {}
-                    return Poll::Pending;
-                }
-                self.finish();
-                Poll::Ready(())
-            }
-            Stage::Running { eof: Some(timer) } => {
-                if timer.poll_unpin(cx).is_ready() {
-                    event!(
-                        warn,
-                        "MCP server closed its stdout while running: closing it"
-                    );
-                    // Stdout ended and the child still runs: nothing can answer any more.
-                    self.fail_pending(Error::StdoutClosed);
-                    self.start_close();
-                    self.climb_ladder(cx);
-                }
-                Poll::Pending
-            }
-            _ => Poll::Pending,
-        }
-    }
-
-    /// The leader exited and members of its group still run: SIGTERM to the
-    /// group unless the ladder sent it already, and SIGKILL 2 s after it.
-    fn end_group(&mut self, cx: &mut Context<'_>) {
-        let terminated = *self.terminated_at.get_or_insert_with(|| {
-            event!(
-                warn,
-                "MCP server exited, members of its group still run: terminating them"
-            );
-            self.child.terminate_rest();
-            Instant::now()
-        });
-        self.stage = Stage::Ending {
-            kill: Timer::at(terminated + LADDER_STEP),
-            check: Timer::interval(GROUP_CHECK),
-        };
-        // Registers both timers.
-        let _ = self.poll_grace(cx);
-    }
-
     /// Refuses new sends with `error` and fails every waiting request with it.
     fn fail_pending(&mut self, error: Error) {
         let wakers = {
@@ -666,221 +551,5 @@ impl Inner {
             let this = *self;
             crate::child::orphan(this.exit);
         }
-    }
-}
-
-/// A wake-up of its own for one part of the driver.
-///
-/// The driver is polled for every message. Parts that rarely have anything to do
-/// (the child's exit, its stderr) each get a gate: a waker that raises the gate's
-/// flag before waking the driver. The part is polled only while its flag is up,
-/// so the driver's other wake-ups cost it no system call and no lock.
-struct Gate {
-    signal: Arc<Signal>,
-}
-
-struct Signal {
-    open: AtomicBool,
-    driver: AtomicWaker,
-}
-
-impl ArcWake for Signal {
-    fn wake_by_ref(signal: &Arc<Self>) {
-        signal.open.store(true, Ordering::Release);
-        signal.driver.wake();
-    }
-}
-
-impl Gate {
-    /// Open at first, so the first poll registers the part's interest.
-    fn new() -> Self {
-        Gate {
-            signal: Arc::new(Signal {
-                open: AtomicBool::new(true),
-                driver: AtomicWaker::new(),
-            }),
-        }
-    }
-
-    /// Lets the part be polled next time, woken or not.
-    fn open(&self) {
-        self.signal.open.store(true, Ordering::Release);
-    }
-
-    /// Runs `part` with the gate's own waker if the gate was opened since the
-    /// last pass; `None` if it was not.
-    fn pass<R>(&self, cx: &Context<'_>, part: impl FnOnce(&mut Context<'_>) -> R) -> Option<R> {
-        self.signal.driver.register(cx.waker());
-        if !self.signal.open.swap(false, Ordering::AcqRel) {
-            return None;
-        }
-        let waker = waker_ref(&self.signal);
-        Some(part(&mut Context::from_waker(&waker)))
-    }
-}
-
-// ---- Running the driver and the caller's work as one task ----
-//
-// When the driver is a task of its own, every call crosses between two tasks
-// twice (the queued request wakes the driver, the routed response wakes the
-// caller), each crossing a wake-up the executor must handle. Polled together,
-// the two wake each other through flags inside one poll.
-
-const DRIVER: u8 = 1;
-const WORK: u8 = 2;
-/// Passes over both futures in one poll before yielding to the executor.
-const PASSES_PER_POLL: usize = 64;
-
-/// The future [`Driver::run_until`] returns: resolves to the work's output and
-/// the driver, which still has the child to look after.
-///
-/// # Examples
-///
-/// ```no_run
-/// let (t, driver) = stdio_mcp::Transport::builder(["my-mcp-server"]).spawn_with_driver()?;
-/// let run: stdio_mcp::RunUntil<_> = driver.run_until(t.send_request("ping", None));
-/// let (pong, _driver) = async_io::block_on(run);
-/// pong?;
-/// # Ok::<(), stdio_mcp::Error>(())
-/// ```
-#[must_use = "futures do nothing unless polled"]
-pub struct RunUntil<F> {
-    driver: Option<Driver>,
-    work: Pin<Box<F>>,
-    flags: Arc<Flags>,
-    driver_waker: Waker,
-    work_waker: Waker,
-}
-
-/// Which of the two futures asked to be polled, and the task to wake when a
-/// request comes from outside a poll. `SeqCst` throughout: a waker sets its flag
-/// then reads `polling`, the poll clears `polling` then reads the flags, and at
-/// least one side must see the other's write, or a wake-up would be lost.
-struct Flags {
-    woken: AtomicU8,
-    polling: AtomicBool,
-    task: AtomicWaker,
-}
-
-struct FlagWaker {
-    flags: Arc<Flags>,
-    bit: u8,
-}
-
-impl Wake for FlagWaker {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.flags.woken.fetch_or(self.bit, Ordering::SeqCst);
-        // Inside our own poll the flag is enough: the loop below looks at it.
-        if !self.flags.polling.load(Ordering::SeqCst) {
-            self.flags.task.wake();
-        }
-    }
-}
-
-impl<F: Future> RunUntil<F> {
-    pub(crate) fn new(driver: Driver, work: F) -> Self {
-        let flags = Arc::new(Flags {
-            // Both polled on the first poll.
-            woken: AtomicU8::new(DRIVER | WORK),
-            polling: AtomicBool::new(false),
-            task: AtomicWaker::new(),
-        });
-        let waker = |bit| {
-            Waker::from(Arc::new(FlagWaker {
-                flags: Arc::clone(&flags),
-                bit,
-            }))
-        };
-        RunUntil {
-            driver: Some(driver),
-            work: Box::pin(work),
-            driver_waker: waker(DRIVER),
-            work_waker: waker(WORK),
-            flags,
-        }
-    }
-}
-
-impl<F: Future> Future for RunUntil<F> {
-    type Output = (F::Output, Driver);
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        this.flags.task.register(cx.waker());
-        this.flags.polling.store(true, Ordering::SeqCst);
-        for _ in 0..PASSES_PER_POLL {
-            let woken = this.flags.woken.swap(0, Ordering::SeqCst);
-            if woken == 0 {
-                this.flags.polling.store(false, Ordering::SeqCst);
-                // A wake that landed between the swap and the store above only set
-                // a flag; look once more so it is not lost.
-                if this.flags.woken.load(Ordering::SeqCst) != 0 {
-                    cx.waker().wake_by_ref();
-                }
-                return Poll::Pending;
-            }
-            if woken & DRIVER != 0 {
-                if let Some(driver) = this.driver.as_mut() {
-                    // A finished driver stays finished; polling it again is harmless.
-                    let _ = Pin::new(driver).poll(&mut Context::from_waker(&this.driver_waker));
-                }
-            }
-            if woken & WORK != 0 {
-                let mut work_cx = Context::from_waker(&this.work_waker);
-                if let Poll::Ready(output) = this.work.as_mut().poll(&mut work_cx) {
-                    this.flags.polling.store(false, Ordering::SeqCst);
-                    let driver = this
-                        .driver
-                        .take()
-                        .expect("RunUntil polled after completion");
-                    return Poll::Ready((output, driver));
-                }
-            }
-        }
-        // Busy for a while: let the executor run others, then come back.
-        this.flags.polling.store(false, Ordering::SeqCst);
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
-
-impl<F> fmt::Debug for RunUntil<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RunUntil")
-            .field("driver", &self.driver)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Driver {
-    /// Runs `work` and this driver together, in the caller's task, until `work`
-    /// completes; resolves to its output and the driver.
-    ///
-    /// The fastest way to run a driver on your own executor: requests and answers
-    /// pass between `work` and the driver without a wake-up through the executor.
-    /// Afterwards the driver still owns the child: await it (after a
-    /// [`close`](crate::Transport::close)) to see the child out, or drop it to kill it.
-    /// Dropping the returned future before `work` completes drops the driver too,
-    /// with the same effect as dropping a driver.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), stdio_mcp::Error> {
-    /// use stdio_mcp::Transport;
-    ///
-    /// let (transport, driver) = Transport::builder(["my-mcp-server"]).spawn_with_driver()?;
-    /// let (tools, driver) = async_io::block_on(driver.run_until(async {
-    ///     transport.send_request("tools/list", None).await
-    /// }));
-    /// println!("{}", tools?);
-    /// let closing = transport.close();
-    /// async_io::block_on(async { driver.await; closing.await })?;
-    /// # Ok(()) }
-    /// ```
-    pub fn run_until<F: Future>(self, work: F) -> RunUntil<F> {
-        RunUntil::new(self, work)
     }
 }
