@@ -15,12 +15,13 @@ use super::call::{CallOptions, Route};
 use super::connected::{excerpt, Client};
 use super::era::Era;
 use super::inbound::token_key;
+use super::listing::{ListItem, Listing};
+use super::offers::{
+    CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
+};
 use super::task::{Following, Wire};
 use super::task_status::TaskSupport;
-use super::types::{
-    CallToolResult, CompleteResult, GetPromptResult, ListItem, Listing, LoggingLevel, Progress,
-    Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
-};
+use super::types::{CallToolResult, LoggingLevel, Progress, Tool};
 use super::wire::decode;
 
 impl Client {

@@ -34,8 +34,10 @@ mod handlers;
 mod inbound;
 mod life;
 mod listen;
+mod listing;
 mod methods;
 mod noise;
+mod offers;
 mod restart;
 mod session;
 mod task;
@@ -61,12 +63,16 @@ pub use era::{
 pub use handlers::ServerRequestHandler;
 pub use inbound::{ListenFilter, Subscription};
 pub use life::ClientState;
+pub use listing::{ListItem, Listing};
+pub use offers::{
+    CompleteResult, Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage,
+    ReadResourceResult, Resource, ResourceTemplate,
+};
 pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
 pub use task_status::{TaskStatus, TaskSupport};
 pub use types::{
-    CallToolResult, CompleteResult, Completion, Content, Extra, GetPromptResult, Implementation,
-    ListItem, Listing, LoggingLevel, Progress, Prompt, PromptArgument, PromptMessage,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, Tool,
+    CallToolResult, Content, Extra, Implementation, LoggingLevel, Progress, ResourceContents,
+    ServerCapabilities, Tool,
 };
 #[cfg(feature = "validate")]
 pub use validation::{Checked, Invalid, Validation};
