@@ -39,6 +39,7 @@ mod methods;
 mod noise;
 mod offers;
 mod restart;
+mod server_requests;
 mod session;
 mod task;
 mod task_status;
