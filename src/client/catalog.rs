@@ -12,7 +12,7 @@ use crate::error::Error;
 
 use super::connected::Client;
 use super::era::Era;
-use super::inbound::ListenFilter;
+use super::subscription::ListenFilter;
 use super::tool_cache::{Look, Version};
 #[cfg(feature = "validate")]
 use super::types::CallToolResult;

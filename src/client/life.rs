@@ -13,7 +13,8 @@ use serde_json::json;
 use crate::error::Error;
 use crate::transport::{Close, Transport};
 
-use super::inbound::{Holds, Routes};
+use super::inbound::Routes;
+use super::subscription::Holds;
 use super::types::LoggingLevel;
 
 /// The client's side of its server's life: the process calls go to now,

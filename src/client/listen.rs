@@ -10,8 +10,8 @@ use crate::error::Error;
 use super::call::CallOptions;
 use super::connected::Client;
 use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT};
-use super::inbound::{ListenFilter, Subscription};
 use super::life::Hold;
+use super::subscription::{ListenFilter, Subscription};
 use super::wire::send_listen;
 
 impl Client {
@@ -109,7 +109,7 @@ impl Client {
             // Should a subscribe fail, dropping the stream undoes the ones before.
             let subscription = Subscription::new(
                 receiver,
-                Arc::clone(&self.inner.progress),
+                Arc::clone(&self.inner.progress.listeners),
                 key,
                 None,
                 Some(hold),
@@ -163,7 +163,7 @@ impl Client {
         };
         Ok(Subscription::new(
             receiver,
-            Arc::clone(&self.inner.progress),
+            Arc::clone(&self.inner.progress.listeners),
             key,
             Some(agreed),
             None,

@@ -41,6 +41,7 @@ mod offers;
 mod restart;
 mod server_requests;
 mod session;
+mod subscription;
 mod task;
 mod task_status;
 mod tool_cache;
@@ -62,7 +63,6 @@ pub use era::{
     LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS,
 };
 pub use handlers::ServerRequestHandler;
-pub use inbound::{ListenFilter, Subscription};
 pub use life::ClientState;
 pub use listing::{ListItem, Listing};
 pub use offers::{
@@ -70,6 +70,7 @@ pub use offers::{
     ReadResourceResult, Resource, ResourceTemplate,
 };
 pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
+pub use subscription::{ListenFilter, Subscription};
 pub use task_status::{TaskStatus, TaskSupport};
 pub use types::{
     CallToolResult, Content, Extra, Implementation, LoggingLevel, Progress, ResourceContents,
