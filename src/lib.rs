@@ -135,3 +135,8 @@ pub use serde_json::{json, Value};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeExamples;
+
+// So are those of the client's full description.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/client.md")]
+struct ClientExamples;
