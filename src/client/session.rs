@@ -57,27 +57,22 @@ impl Hello<'_> {
         params: Value,
         limit: Duration,
     ) -> Result<Value, Error> {
-        let timeout = || Error::Timeout {
-            method: method.to_owned(),
-            after: limit,
-        };
         if self.past_deadline() {
             // Nothing more is sent once the connect is out of time.
-            return Err(timeout());
+            return Err(Error::Timeout {
+                method: method.to_owned(),
+                after: limit,
+            });
         }
+        // The connect's deadline, if sooner, is this request's own limit: its
+        // timeout then says what was asked when time ran out.
+        let now = Instant::now();
+        let limit = self
+            .deadline
+            .map_or(limit, |at| limit.min(at.saturating_duration_since(now)));
         let options = RequestOptions::new().timeout(limit);
         let request = transport.send_request_with(method, Some(params), options);
-        let deadline = async {
-            match self.deadline {
-                Some(at) => {
-                    async_io::Timer::at(at).await;
-                }
-                None => futures::future::pending().await,
-            }
-        };
-        let (overflow, deadline) = (pin!(self.noise.overflowed()), pin!(deadline));
-        let stops = select(overflow, deadline);
-        match select(request, stops).await {
+        match select(request, pin!(self.noise.overflowed())).await {
             Either::Left((answer, _)) => {
                 // An answer of any kind is JSON-RPC: noise after it is no overflow.
                 if answer
@@ -88,10 +83,7 @@ impl Hello<'_> {
                 }
                 answer
             }
-            Either::Right((Either::Left(((lines, first), _)), _)) => {
-                Err(Error::Noise { lines, first })
-            }
-            Either::Right((Either::Right(_), _)) => Err(timeout()),
+            Either::Right(((lines, first), _)) => Err(Error::Noise { lines, first }),
         }
     }
 
