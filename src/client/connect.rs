@@ -195,7 +195,7 @@ impl ClientBuilder {
                     let outcome = handshake(&again.0, &hello, version.as_deref()).await;
                     (again, outcome, true)
                 };
-                if (silent || again) && outcome.as_ref().is_ok_and(|s| s.era == Era::Legacy) {
+                if (silent || again) && outcome.is_ok() {
                     // Its probe could only cost the same again: the next connect skips it.
                     remember_era(command, Era::Legacy);
                 }

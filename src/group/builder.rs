@@ -10,7 +10,7 @@ use crate::builder::Builder;
 use crate::client::ClientBuilder;
 use crate::config::Config;
 
-use super::cache::{self, fingerprint, Entry};
+use super::cache::{self, Entry};
 use super::catalog::Catalog;
 use super::member::{Member, Started};
 use super::reload::close_idle_servers;
@@ -363,7 +363,7 @@ impl GroupBuilder {
             .servers()
             .iter()
             .map(|server| {
-                let fingerprint = fingerprint(&starter.command_key(server));
+                let fingerprint = starter.fingerprint(server);
                 let entry = cached
                     .remove(&server.name)
                     .filter(|entry| entry.fingerprint == fingerprint);

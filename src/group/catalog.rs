@@ -232,15 +232,17 @@ impl Group {
             self.list(kind).await;
             route = self.lookup(kind, name);
         }
-        if route.is_none() && self.members().iter().any(|m| m.is_starting()) {
+        if route.is_none() {
             let starting: Vec<Arc<Member>> = self
                 .members()
                 .into_iter()
                 .filter(|m| m.is_starting())
                 .collect();
-            futures::future::join_all(starting.iter().map(|m| m.settled())).await;
-            self.list(kind).await;
-            route = self.lookup(kind, name);
+            if !starting.is_empty() {
+                futures::future::join_all(starting.iter().map(|m| m.settled())).await;
+                self.list(kind).await;
+                route = self.lookup(kind, name);
+            }
         }
         let Some((server, wire_name)) = route else {
             let searched: Vec<String> =

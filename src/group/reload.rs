@@ -118,9 +118,9 @@ impl Group {
         let mut ending = Vec::new();
         let mut starting = Vec::new();
         for server in config.servers() {
-            let fingerprint = super::cache::fingerprint(&starter.command_key(server));
+            // The same entry is the same command line: the group's hooks are fixed.
             match old.iter().find(|m| m.name() == server.name) {
-                Some(member) if member.fingerprint == fingerprint && member.config == *server => {
+                Some(member) if member.config == *server => {
                     next.push(Arc::clone(member));
                     done.push((server.name.clone(), Reloaded::Kept));
                 }
@@ -128,6 +128,7 @@ impl Group {
                     if let Some(member) = found {
                         ending.push(Arc::clone(member));
                     }
+                    let fingerprint = starter.fingerprint(server);
                     let member = Member::new(server.clone(), fingerprint, Started::Starting(None));
                     next.push(Arc::clone(&member));
                     starting.push(member);

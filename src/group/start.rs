@@ -67,9 +67,14 @@ impl Starter {
         builder
     }
 
-    /// The command line `config`'s server would run, as the catalog cache
-    /// and reload fingerprint it (the user's hooks applied).
-    pub(crate) fn command_key(&self, config: &ServerConfig) -> String {
+    /// The fingerprint of the command line `config`'s server would run (the
+    /// user's hooks applied), as the catalog cache keys it.
+    pub(crate) fn fingerprint(&self, config: &ServerConfig) -> String {
+        super::cache::fingerprint(&self.command_key(config))
+    }
+
+    /// The command line `config`'s server would run.
+    fn command_key(&self, config: &ServerConfig) -> String {
         let mut transport = config.builder();
         if let Some(customize) = &self.transport {
             transport = customize(&config.name, transport);
