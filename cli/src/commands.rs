@@ -93,7 +93,7 @@ fn ad_hoc_command(command: &Command) -> Option<&[String]> {
 impl Session {
     async fn run(&self) -> Result<(), Failure> {
         let cli = &self.cli;
-        let adhoc = self.is_ad_hoc();
+        let adhoc = self.servers.ad_hoc;
         // With a command after `--`, the server is not named: the words shift.
         let named = |server: &str| (!adhoc).then(|| server.to_owned());
         match &cli.command {
@@ -135,9 +135,7 @@ impl Session {
         let server = match server {
             Some(name) => Some(name.to_owned()),
             // The one ad-hoc server, or every configured one.
-            None if self.servers.sources.len() == 1 && self.is_ad_hoc() => {
-                self.servers.sources.keys().next().cloned()
-            }
+            None if self.servers.ad_hoc => self.servers.sources.keys().next().cloned(),
             None => None,
         };
         if let Some(name) = &server {
@@ -163,13 +161,6 @@ impl Session {
             config.retain(|n| n == name);
         }
         Ok((config, server))
-    }
-
-    fn is_ad_hoc(&self) -> bool {
-        self.servers
-            .sources
-            .values()
-            .any(|s| s == "the command line")
     }
 
     /// A group of `config`'s servers as this command line wants them:

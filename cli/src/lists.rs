@@ -94,14 +94,7 @@ impl Session {
         if self.cli.json {
             let listed: Vec<Value> = tools
                 .iter()
-                .map(|t| {
-                    let mut tool = serde_json::to_value(&t.tool).unwrap_or_default();
-                    if !single {
-                        tool["name"] = json!(t.name);
-                        tool["server"] = json!(t.server);
-                    }
-                    tool
-                })
+                .map(|t| listed(json!(t.tool), (!single).then_some((&t.name, &t.server))))
                 .collect();
             print_json(&json!({ "tools": listed }));
             return Ok(());
@@ -125,14 +118,7 @@ impl Session {
         if self.cli.json {
             let listed: Vec<Value> = prompts
                 .iter()
-                .map(|p| {
-                    let mut prompt = serde_json::to_value(&p.prompt).unwrap_or_default();
-                    if !single {
-                        prompt["name"] = json!(p.name);
-                        prompt["server"] = json!(p.server);
-                    }
-                    prompt
-                })
+                .map(|p| listed(json!(p.prompt), (!single).then_some((&p.name, &p.server))))
                 .collect();
             print_json(&json!({ "prompts": listed }));
         } else {
@@ -192,6 +178,16 @@ fn state_name(state: &ServerState) -> &'static str {
         ServerState::Closed => "closed",
         _ => "unknown",
     }
+}
+
+/// An item of a listing as the server gave it; across servers, under its
+/// group name and with its server.
+fn listed(mut value: Value, across: Option<(&String, &String)>) -> Value {
+    if let Some((name, server)) = across {
+        value["name"] = json!(name);
+        value["server"] = json!(server);
+    }
+    value
 }
 
 /// Starts every server of `group` that the catalog cache left idle (prompts

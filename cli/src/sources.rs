@@ -16,6 +16,8 @@ use crate::failure::Failure;
 pub struct Servers {
     pub config: Config,
     pub sources: BTreeMap<String, String>,
+    /// One server given by its command line after `--`.
+    pub ad_hoc: bool,
 }
 
 /// The files looked for without `--config`, in order: the project's, then
@@ -55,6 +57,7 @@ pub fn load(named: &[PathBuf]) -> Result<Servers, Failure> {
     let mut servers = Servers {
         config: Config::default(),
         sources: BTreeMap::new(),
+        ad_hoc: false,
     };
     for file in files {
         if !explicit && !holds_servers(&file) {
@@ -97,7 +100,11 @@ pub fn ad_hoc(command: &[String]) -> Result<Servers, Failure> {
     }
     let mut sources = BTreeMap::new();
     sources.insert(name, "the command line".to_owned());
-    Ok(Servers { config, sources })
+    Ok(Servers {
+        config,
+        sources,
+        ad_hoc: true,
+    })
 }
 
 /// The catalog cache: `STDIO_MCP_CACHE` if set, else `catalog.json` in the
