@@ -9,7 +9,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::client::{
-    CallOptions, CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool,
+    CallOptions, CallToolResult, GetPromptResult, ListItem, Prompt, ReadResourceResult, Resource,
+    ServerCapabilities, Tool,
 };
 use crate::error::Error;
 
@@ -337,14 +338,8 @@ impl Group {
     /// ```
     pub async fn prompts(&self) -> Vec<GroupPrompt> {
         let members = self.members();
-        let lists = futures::future::join_all(members.iter().map(|m| async move {
-            let client = m.running()?;
-            // A server that has none is not asked.
-            client.server_capabilities().prompts.as_ref()?;
-            m.touch();
-            client.list_prompts().await.ok()
-        }))
-        .await;
+        let lists: Vec<Option<Vec<Prompt>>> =
+            listed_by_running(&members, |c| c.prompts.is_some()).await;
         let offered: Vec<(&Arc<Member>, Prompt)> = members
             .iter()
             .zip(lists)
@@ -412,14 +407,8 @@ impl Group {
     /// ```
     pub async fn resources(&self) -> Vec<GroupResource> {
         let members = self.members();
-        let lists = futures::future::join_all(members.iter().map(|m| async move {
-            let client = m.running()?;
-            // A server that has none is not asked.
-            client.server_capabilities().resources.as_ref()?;
-            m.touch();
-            client.list_resources().await.ok()
-        }))
-        .await;
+        let lists: Vec<Option<Vec<Resource>>> =
+            listed_by_running(&members, |c| c.resources.is_some()).await;
         let mut routes: HashMap<String, String> = HashMap::new();
         let mut resources = Vec::new();
         for (member, list) in members.iter().zip(lists) {
@@ -459,4 +448,21 @@ impl Group {
         let client = member.client(&self.inner.starter).await?.client;
         client.read_resource(&uri).await
     }
+}
+
+/// Each member's whole list of `T`, asked of those running whose
+/// capabilities `offers` (the others are neither started nor asked).
+async fn listed_by_running<T: ListItem>(
+    members: &[Arc<Member>],
+    offers: fn(&ServerCapabilities) -> bool,
+) -> Vec<Option<Vec<T>>> {
+    futures::future::join_all(members.iter().map(|m| async move {
+        let client = m.running()?;
+        if !offers(client.server_capabilities()) {
+            return None;
+        }
+        m.touch();
+        client.listing::<T>().await.ok().map(|l| l.items)
+    }))
+    .await
 }
