@@ -456,3 +456,22 @@ fn a_reload_whose_entry_cannot_be_read_fails_that_entry_alone() {
         group.close().await;
     });
 }
+
+#[test]
+fn a_call_longer_than_the_idle_timeout_is_not_cut_short() {
+    run(20, async {
+        let group = Group::builder(config(&[("t", &["--tasks"])]))
+            .idle_timeout(Duration::from_millis(200))
+            .connect()
+            .await;
+        // A task that runs 800 ms, four idle timeouts: in use all along.
+        let r = group
+            .call_tool("t__job", json!({"polls": 100000, "after_ms": 800}))
+            .await
+            .unwrap();
+        assert!(!r.is_error, "{}", r.text());
+        // Once it is over, the idle timeout counts from its end.
+        common::eventually(5, || group.servers()[0].1 == ServerState::Idle).await;
+        group.close().await;
+    });
+}

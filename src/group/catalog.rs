@@ -313,6 +313,7 @@ impl Group {
         options: CallOptions,
     ) -> Result<CallToolResult, Error> {
         let (member, wire_name) = self.route(Kind::Tool, name).await?;
+        let _in_use = member.use_now();
         let Reached { client, lazily } = member.client(&self.inner.starter).await?;
         if lazily && !client.offers_tool(&wire_name).await? {
             return Err(Error::InvalidArguments(format!(
@@ -388,6 +389,7 @@ impl Group {
     /// ```
     pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<GetPromptResult, Error> {
         let (member, wire_name) = self.route(Kind::Prompt, name).await?;
+        let _in_use = member.use_now();
         let client = member.client(&self.inner.starter).await?.client;
         client.get_prompt(&wire_name, arguments).await
     }
@@ -445,6 +447,7 @@ impl Group {
     /// ```
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         let (member, uri) = self.route(Kind::Resource, uri).await?;
+        let _in_use = member.use_now();
         let client = member.client(&self.inner.starter).await?.client;
         client.read_resource(&uri).await
     }

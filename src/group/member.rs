@@ -6,9 +6,9 @@
 //! await or a hook; `reported` is held while a change is told to the hooks,
 //! so that one server's changes are told in the order they happened.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use event_listener::Event;
 use futures::future::RemoteHandle;
@@ -62,6 +62,8 @@ pub(crate) struct Member {
     reported: Mutex<(Option<ServerState>, bool)>,
     /// When the group last asked something of it (for the idle timeout).
     used: Mutex<Instant>,
+    /// The group's requests to it under way (a call, a read).
+    in_use: AtomicUsize,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -80,6 +82,7 @@ impl Member {
             processes: Mutex::new(Vec::new()),
             reported: Mutex::new((None, false)),
             used: Mutex::new(Instant::now()),
+            in_use: AtomicUsize::new(0),
         })
     }
 
@@ -328,8 +331,40 @@ impl Member {
     /// process started for it awaited until it has exited. `then` is the
     /// state it is left in (`Closed`, or `Idle` with its last catalog).
     pub(crate) async fn end(&self, starter: &Starter, then: Started) {
+        self.end_if(starter, then, |_| true).await;
+    }
+
+    /// Closes a running server that has been idle `limit` to `Idle`, serving
+    /// `catalog` meanwhile; `false` if it is in use or was used since (checked
+    /// under the state's lock, so a call that begins meanwhile either keeps
+    /// it running or finds it idle and starts it again).
+    pub(crate) async fn close_idle(
+        &self,
+        starter: &Starter,
+        limit: Duration,
+        catalog: Entry,
+    ) -> bool {
+        let idle = |started: &Started| {
+            matches!(started, Started::Ready { .. })
+                && self.in_use.load(Ordering::SeqCst) == 0
+                && self.idle_since().elapsed() >= limit
+        };
+        self.end_if(starter, Started::Idle(Arc::new(catalog)), idle)
+            .await
+    }
+
+    /// [`end`](Self::end), if `now` holds of its state when it is taken.
+    async fn end_if(
+        &self,
+        starter: &Starter,
+        then: Started,
+        now: impl FnOnce(&Started) -> bool,
+    ) -> bool {
         let client = {
             let mut state = lock(&self.state);
+            if !now(&state) {
+                return false;
+            }
             let client = match &*state {
                 Started::Ready { client, .. } => Some(client.clone()),
                 _ => None,
@@ -351,6 +386,15 @@ impl Member {
         let processes = std::mem::take(&mut *lock(&self.processes));
         futures::future::join_all(processes.iter().map(Transport::close)).await;
         self.settled.notify(usize::MAX);
+        true
+    }
+
+    /// Marks the member in use for as long as the guard lives: the idle
+    /// timeout counts from the end of the last use, and never ends one under way.
+    pub(crate) fn use_now(&self) -> InUse<'_> {
+        self.in_use.fetch_add(1, Ordering::SeqCst);
+        self.touch();
+        InUse(self)
     }
 
     /// Ends it without waiting, for a group that is dropped: a start under
@@ -371,6 +415,16 @@ impl Member {
         let client = self.running()?;
         let tools = client.tools().await.ok()?;
         Some(Entry::of(&client, &self.fingerprint, tools))
+    }
+}
+
+/// A use of a member under way ([`Member::use_now`]).
+pub(crate) struct InUse<'a>(&'a Member);
+
+impl Drop for InUse<'_> {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.in_use.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -180,8 +180,7 @@ pub(super) fn close_idle_servers(group: Weak<Shared>, limit: Duration) {
                 }
                 // Its tools stay listed, from its last listing.
                 if let Some(entry) = member.last_catalog().await {
-                    let starter = &group.inner.starter;
-                    member.end(starter, Started::Idle(Arc::new(entry))).await;
+                    member.close_idle(&group.inner.starter, limit, entry).await;
                 }
             }
         }
