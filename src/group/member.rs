@@ -360,11 +360,14 @@ impl Member {
         then: Started,
         now: impl FnOnce(&Started) -> bool,
     ) -> bool {
-        let client = {
+        // The processes it had when it ended: an idle server may be started
+        // anew as soon as it is `Idle`, and the new process is not this end's.
+        let (client, mut processes) = {
             let mut state = lock(&self.state);
             if !now(&state) {
                 return false;
             }
+            let processes = std::mem::take(&mut *lock(&self.processes));
             let client = match &*state {
                 Started::Ready { client, .. } => Some(client.clone()),
                 _ => None,
@@ -374,7 +377,7 @@ impl Member {
             if !keep {
                 *state = then;
             }
-            client
+            (client, processes)
         };
         self.report(starter);
         // Cancels a start under way and waits for it to be gone.
@@ -383,7 +386,10 @@ impl Member {
         if let Some(client) = client {
             let _ = client.close().await;
         }
-        let processes = std::mem::take(&mut *lock(&self.processes));
+        // Closed for good (or failed): what a cancelled start spawned is this end's too.
+        if !matches!(*lock(&self.state), Started::Idle(_) | Started::Starting(_)) {
+            processes.append(&mut lock(&self.processes));
+        }
         futures::future::join_all(processes.iter().map(Transport::close)).await;
         self.settled.notify(usize::MAX);
         true
