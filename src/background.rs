@@ -32,7 +32,8 @@ pub(crate) fn drive_reaper() {
 
 /// Hands a driver to the background thread. If the thread could not be started,
 /// the driver is dropped, which fails its requests with a clear error.
-pub(crate) fn run(driver: Driver) {
+pub(crate) fn run(mut driver: Driver) {
+    driver.let_callers_write();
     if let Some(sender) = inbox() {
         // A send fails only if the thread has ended (a bug): the driver comes
         // back in the error and is dropped, with the same outcome as above.

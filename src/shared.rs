@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::child::ExitStatus;
 use crate::error::Error;
 use crate::message::push_cancel;
+use crate::sys::DirectWriter;
 
 /// How many stderr lines are kept for [`Transport::stderr_tail`](crate::Transport::stderr_tail).
 pub(crate) const STDERR_TAIL_LINES: usize = 20;
@@ -60,6 +61,13 @@ pub(crate) struct State {
     pub(crate) sweep_armed: Option<Instant>,
     /// An earlier deadline than that, for the driver to set its timer to.
     pub(crate) sweep_wanted: Option<Instant>,
+    /// The child's stdin for a caller's own write ([`Shared::send`]), when
+    /// the driver runs on the background thread; taken away by the driver
+    /// when it lets go of stdin.
+    pub(crate) direct: Option<DirectWriter>,
+    /// The driver holds lines taken from `outgoing` and not all written yet:
+    /// nobody else may write before them.
+    pub(crate) driver_writing: bool,
 }
 
 #[derive(Debug)]
@@ -86,6 +94,8 @@ impl Shared {
                 close_asked: false,
                 sweep_armed: None,
                 sweep_wanted: None,
+                direct: None,
+                driver_writing: false,
             }),
             handles: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
@@ -149,6 +159,23 @@ impl Shared {
         if let Some(waker) = waker {
             waker.wake();
         }
+    }
+
+    /// Runs `queue`, which queues a line for the child (false: it refused).
+    /// When at most one request is in flight and the driver holds nothing to
+    /// write, the caller writes the queue itself, under the lock, so a
+    /// sequential call wakes the driver once (for its answer), not twice.
+    /// What the pipe does not take now stays queued for the driver, which is
+    /// woken for it. A burst of requests is left to the driver, which writes
+    /// it in one go.
+    pub(crate) fn send(&self, queue: impl FnOnce(&mut State) -> bool) {
+        self.for_driver(|state| {
+            if !queue(state) {
+                return false;
+            }
+            let written = state.write_directly();
+            !written || state.sweep_wanted.is_some()
+        });
     }
 }
 
@@ -243,6 +270,20 @@ impl Phase {
 }
 
 impl State {
+    /// Writes the whole queue to the child now, if the caller may: true if
+    /// it all went (see [`Shared::send`]).
+    fn write_directly(&mut self) -> bool {
+        let Some(direct) = &self.direct else {
+            return false;
+        };
+        if self.driver_writing || self.pending.len() > 1 || !self.phase.is_open() {
+            return false;
+        }
+        let written = direct.write_now(&self.outgoing);
+        self.outgoing.drain(..written);
+        self.outgoing.is_empty()
+    }
+
     /// Removes request `id`'s slot. A map that grew for a burst of requests is
     /// shrunk once it is mostly empty, so memory returns after the burst.
     pub(crate) fn remove_pending(&mut self, id: u64) -> Option<Slot> {

@@ -181,7 +181,7 @@ impl Transport {
         write: impl FnOnce(&mut Vec<u8>, u64),
     ) -> Result<u64, Error> {
         let mut sent = Err(Error::NotAlive);
-        self.shared.for_driver(|state| {
+        self.shared.send(|state| {
             if let Some(refusal) = state.phase.refusal() {
                 sent = Err(refusal.clone());
                 return false;
@@ -251,7 +251,7 @@ impl Transport {
 
     fn queue(&self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), Error> {
         let mut outcome = Ok(());
-        self.shared.for_driver(|state| match state.phase.refusal() {
+        self.shared.send(|state| match state.phase.refusal() {
             Some(refusal) => {
                 outcome = Err(refusal.clone());
                 false

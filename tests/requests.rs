@@ -577,3 +577,53 @@ fn a_full_stdin_pipe_grows_once_and_loses_nothing() {
         scenario(t).await;
     }));
 }
+
+/// On the background thread a caller writes its own line when nothing else is
+/// in flight. A line larger than the pipe takes at once is finished by the
+/// driver, and what is sent next (a notification, a request) comes after it,
+/// whole and in order.
+#[test]
+fn a_line_the_pipe_takes_in_part_is_finished_before_what_follows() {
+    run(30, async {
+        let t = peer(&[]).spawn().unwrap();
+        for round in 0..8 {
+            let payload = format!("{round}-{}", "q".repeat(300 * 1024));
+            let big = t.send_request("test/echo", Some(json!(payload)));
+            t.send_notification(
+                "notifications/roots/list_changed",
+                Some(json!({"round": round})),
+            )
+            .unwrap();
+            let small = t.send_request("test/echo", Some(json!(round)));
+            assert_eq!(big.await.unwrap(), json!(payload));
+            assert_eq!(small.await.unwrap(), json!(round));
+            // Alone in flight: written by the caller, then by the driver.
+            assert_eq!(
+                t.send_request("test/echo", Some(json!(payload)))
+                    .await
+                    .unwrap(),
+                json!(payload)
+            );
+        }
+        let lines = received(&t).await;
+        let seen: Vec<(String, Value)> = lines
+            .iter()
+            .map(|l| {
+                (
+                    l["method"].as_str().unwrap_or("?").to_owned(),
+                    l["id"].clone(),
+                )
+            })
+            .collect();
+        let mut expected = Vec::new();
+        for round in 0..8u64 {
+            expected.push(("test/echo".to_owned(), json!(round * 3 + 1)));
+            expected.push(("notifications/roots/list_changed".to_owned(), Value::Null));
+            expected.push(("test/echo".to_owned(), json!(round * 3 + 2)));
+            expected.push(("test/echo".to_owned(), json!(round * 3 + 3)));
+        }
+        assert_eq!(seen, expected);
+        assert_eq!(t.discarded_lines(), 0);
+        t.close().await.unwrap();
+    });
+}

@@ -44,7 +44,7 @@ impl Inner {
                     "MCP server still runs 2 s after its input ended: terminating it"
                 );
                 // Whatever was not written by now will not be.
-                self.stdin = None;
+                self.close_stdin();
                 self.terminated_at = Some(Instant::now());
                 self.child.terminate();
             }

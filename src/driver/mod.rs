@@ -184,6 +184,20 @@ impl Driver {
         self
     }
 
+    /// Lets callers write their own lines to the child's stdin when the
+    /// driver has nothing to write ([`Shared::send`]): for a driver on the
+    /// background thread, which a caller would otherwise have to wake (a
+    /// wake-up across threads) for each line. A driver on the caller's own
+    /// executor is woken for nothing and writes in the same pass it reads.
+    pub(crate) fn let_callers_write(&mut self) {
+        let Some(inner) = self.inner.as_mut() else {
+            return;
+        };
+        if let Some(stdin) = &inner.stdin {
+            inner.shared.lock().direct = sys::DirectWriter::of(stdin);
+        }
+    }
+
     /// Has the background thread's own poller report this child's pipes.
     pub(crate) fn attach(&mut self, poller: &sys::Poller) {
         let Some(inner) = self.inner.as_mut() else {
@@ -307,6 +321,12 @@ impl Inner {
         self.poll_grace(cx)
     }
 
+    /// Ends the child's input: the driver's handle and the callers' one.
+    fn close_stdin(&mut self) {
+        self.stdin = None;
+        self.shared.lock().direct = None;
+    }
+
     fn exited(&self) -> bool {
         matches!(self.stage, Stage::Exited { .. } | Stage::Ending { .. })
     }
@@ -331,6 +351,7 @@ impl Inner {
             if idle {
                 // One swap takes every queued line: one write for all of them.
                 std::mem::swap(&mut self.writing, &mut state.outgoing);
+                state.driver_writing = !self.writing.is_empty();
             }
             let close = !state.phase.is_open() || self.shared.handles() == 0;
             let sweep = state.sweep_wanted.take();
@@ -360,7 +381,7 @@ impl Inner {
                     // Everything queued before the close is out: end the input
                     // (once a platform's buffered pipe has passed it on).
                     if Pin::new(stdin).poll_flush(cx).is_ready() {
-                        self.stdin = None;
+                        self.close_stdin();
                     }
                 }
                 return;
@@ -372,7 +393,7 @@ impl Inner {
                     event!(warn, result = ?_result, "MCP server no longer reads its stdin: closing it");
                     // The child closed its stdin (or worse): it cannot take requests any
                     // more. Refuse new ones and close it; waiting ones end with its exit.
-                    self.stdin = None;
+                    self.close_stdin();
                     self.shared.lock().phase.stop(Error::NotAlive);
                     self.start_close();
                 }
@@ -460,7 +481,7 @@ impl Inner {
         // call the exit unknown rather than wait forever.
         let status = result.map_or(ExitStatus::unknown(), ExitStatus::from);
         event!(info, status = %status, "MCP server exited");
-        self.stdin = None;
+        self.close_stdin();
         self.shared.lock().phase.exited(status);
         // What the child wrote before it exited is still in the pipes: read it first.
         let open = self.stdout.is_some() || self.stderr.is_some();
@@ -539,6 +560,7 @@ impl Inner {
             // The leader is gone; the members of its group must not outlive it.
             self.child.kill_rest();
         }
+        self.close_stdin();
         let wakers = {
             let mut state = self.shared.lock();
             let wakers = state.fail_all(&Error::LeftLoop);

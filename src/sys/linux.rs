@@ -290,6 +290,12 @@ impl<T: AsFd> Pipe<T> {
     }
 }
 
+impl<T: AsFd> AsFd for Pipe<T> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.io.as_fd()
+    }
+}
+
 impl<T: AsFd + AsyncRead + Unpin> AsyncRead for Pipe<T> {
     fn poll_read(
         self: Pin<&mut Self>,

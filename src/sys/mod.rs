@@ -70,6 +70,13 @@ pub(crate) mod portable {
         }
     }
 
+    #[cfg(unix)]
+    impl<T: std::os::fd::AsFd> std::os::fd::AsFd for Pipe<T> {
+        fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+            self.io.as_fd()
+        }
+    }
+
     impl<T: AsyncRead + Unpin> AsyncRead for Pipe<T> {
         fn poll_read(
             self: Pin<&mut Self>,

@@ -151,3 +151,31 @@ impl Stopper {
         }
     }
 }
+
+/// A second handle on the child's stdin (a duplicate, non-blocking like the
+/// driver's own), for a caller that writes its own line while the driver has
+/// nothing to write. It is dropped with the driver's, so the child still sees
+/// its input end when the driver closes it.
+#[derive(Debug)]
+pub(crate) struct DirectWriter(std::fs::File);
+
+impl DirectWriter {
+    /// A handle on `stdin`; none if the system has no descriptor to spare.
+    pub(crate) fn of(stdin: &impl std::os::fd::AsFd) -> Option<Self> {
+        let fd = stdin.as_fd().try_clone_to_owned().ok()?;
+        Some(DirectWriter(std::fs::File::from(fd)))
+    }
+
+    /// Writes what the pipe takes now: 0 when it is full, or broken (the
+    /// driver finds that out on its own write).
+    pub(crate) fn write_now(&self, bytes: &[u8]) -> usize {
+        use std::io::Write;
+        loop {
+            match (&self.0).write(bytes) {
+                Ok(n) => return n,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return 0,
+            }
+        }
+    }
+}
