@@ -79,8 +79,21 @@
 //! Lines on stdout that are not JSON-RPC (banners, logs) are discarded without
 //! disturbing anything; [`Builder::on_discarded`] and
 //! [`Transport::discarded_lines`] make them visible.
+//!
+//! # Features
+//!
+//! Both off by default:
+//!
+//! - `validate`: tool arguments and results checked against the tools' JSON
+//!   Schemas (`ClientBuilder::validate_arguments` and `validate_results`),
+//!   through the `jsonschema`
+//!   crate without its network and file access.
+//! - `tracing`: a span for each server and each request, and events for the
+//!   life cycle, discarded lines and each message, through the `tracing`
+//!   crate; without it the crate logs nothing and pays nothing.
 
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// A `tracing` event when the `tracing` feature is on: `event!(info, pid, "started")`.
 /// When it is off this expands to nothing, so its arguments are not evaluated.

@@ -18,19 +18,6 @@ use std::time::Duration;
 pub const LEGACY_PROTOCOL_VERSIONS: [&str; 4] =
     ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// The legacy revisions, under their first name: it never held the modern
-/// ones, which is what [`LEGACY_PROTOCOL_VERSIONS`] now says.
-///
-/// # Examples
-///
-/// ```
-/// #[allow(deprecated)]
-/// let legacy = stdio_mcp::client::SUPPORTED_PROTOCOL_VERSIONS;
-/// assert_eq!(legacy, stdio_mcp::client::LEGACY_PROTOCOL_VERSIONS);
-/// ```
-#[deprecated(note = "named LEGACY_PROTOCOL_VERSIONS now: it holds only the handshake revisions")]
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = LEGACY_PROTOCOL_VERSIONS;
-
 /// How long a client call may wait for its answer when neither the call
 /// ([`CallOptions::timeout`](super::CallOptions::timeout)) nor the transport
 /// sets a limit: 5 minutes, restarted by each progress the call hears of.

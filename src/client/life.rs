@@ -302,10 +302,12 @@ pub(crate) fn exit_error(transport: &Transport) -> Error {
 ///     ClientState::GaveUp => println!("the server is down for good"),
 ///     ClientState::Exited => println!("the server exited"),
 ///     ClientState::Closed => println!("closed"),
+///     _ => println!("a state this version does not know"),
 /// }
 /// # Ok::<(), stdio_mcp::Error>(()) });
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ClientState {
     /// The server runs and takes calls.
     Ready,

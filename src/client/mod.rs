@@ -56,8 +56,6 @@ pub use asks::{
 pub use builder::ClientBuilder;
 pub use call::CallOptions;
 pub use connected::{Client, ClientClose};
-#[allow(deprecated)]
-pub use era::SUPPORTED_PROTOCOL_VERSIONS;
 pub use era::{
     Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
     LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS,

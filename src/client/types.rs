@@ -287,6 +287,7 @@ impl CallToolResult {
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
+#[non_exhaustive]
 pub enum Content {
     /// Plain text.
     #[serde(rename = "text")]

@@ -45,6 +45,7 @@ pub enum Validation {
 
 /// What was checked: a call's arguments or a tool's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Checked {
     /// The arguments, against the tool's `inputSchema`.
     Arguments,
