@@ -1,25 +1,19 @@
-//! How one request is made: the call's own limits, `_meta` and progress, and
-//! the rounds of a multi round-trip request.
+//! How one request is made: its options, `_meta` and progress route, and
+//! the rounds of a multi round-trip request (its time limits: `limits.rs`).
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
-use futures::task::AtomicWaker;
-use futures::FutureExt;
 use serde_json::{Map, Value};
 
 use crate::error::Error;
 use crate::message::ServerRequest;
-use crate::pending::{PendingRequest, RequestOptions};
 
 use super::handlers::InputHandlers;
 use super::inbound::{token_key, Routes};
 use super::life::Life;
+use super::limits::{Body, LastProgress, Limits};
 use super::task_status::TaskStatus;
 use super::types::Progress;
 use super::wire::{input_required, into_object, with_meta, Protocol};
@@ -67,8 +61,10 @@ pub struct CallOptions {
     /// No limit at all, not even the transport's (`tasks/result`, which
     /// waits for the task's end; the caller's own limit bounds the task).
     unbounded: bool,
-    /// The progress token to send, instead of a new one.
-    token: Option<Value>,
+    /// The progress token its caller routes already (a tool call, whose
+    /// task outlives the request), and what that route tells of the latest
+    /// progress: the request does not route it again.
+    routed: Option<(Value, Arc<LastProgress>)>,
 }
 
 impl CallOptions {
@@ -211,12 +207,6 @@ impl CallOptions {
         self
     }
 
-    /// Sends `token` as the progress token (the caller keeps its own route for it).
-    pub(super) fn progress_token(mut self, token: Value) -> Self {
-        self.token = Some(token);
-        self
-    }
-
     /// The progress callback, taken out.
     pub(super) fn take_on_progress(&mut self) -> Option<ProgressCallback> {
         self.on_progress.take()
@@ -256,110 +246,163 @@ impl fmt::Debug for CallOptions {
 /// Rounds of input a 2026-07-28 request may ask for before the call fails.
 pub(crate) const MAX_INPUT_ROUNDS: usize = 8;
 
-/// When the latest progress of a call came, and who waits to hear of it.
-#[derive(Default)]
-struct LastProgress {
-    at: Mutex<Option<Instant>>,
-    waker: AtomicWaker,
+/// The one route of a call's progress token, for as long as the call lasts
+/// (a tool call that becomes a task: until the task ends): the user's
+/// callback, and when the latest progress came, which a limit restarted by
+/// progress counts from. Removed however the call ends, drop included.
+pub(super) struct ProgressRoute<'a> {
+    routes: &'a Routes,
+    key: String,
+    token: Value,
+    last: Arc<LastProgress>,
 }
 
-/// Sends `method` with `params` as `options` say and waits for its result; in
-/// the 2026-07-28 era, answers the input the server asks for and retries.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn call(
-    life: &Life,
-    progress: &Routes,
-    protocol: Protocol<'_>,
-    inputs: &InputHandlers,
-    token: impl FnOnce() -> Value,
-    method: &str,
-    params: Option<Value>,
-    mut options: CallOptions,
-) -> Result<Value, Error> {
-    let mut meta = options.meta.take().map(into_object).transpose()?;
-    // Only a call that follows its progress needs to hear of it.
-    let last = options
-        .wants_progress()
-        .then(|| Arc::new(LastProgress::default()));
-    // Unregistered however the call ends, drop included.
-    let mut _route = None;
-    if let Some(last) = &last {
-        let token = options.token.take().unwrap_or_else(token);
+impl<'a> ProgressRoute<'a> {
+    pub(super) fn open(
+        routes: &'a Routes,
+        token: Value,
+        mut user: Option<ProgressCallback>,
+    ) -> Self {
         let key = token_key(&token);
-        meta.get_or_insert_with(Map::new)
-            .insert("progressToken".into(), token);
-        let mut user = options.on_progress.take();
-        let seen = Arc::clone(last);
-        progress.add(key.clone(), move |p: &Progress| {
+        let last = Arc::new(LastProgress::default());
+        let seen = Arc::clone(&last);
+        routes.add(key.clone(), move |p: &Progress| {
             if let Some(user) = &mut user {
                 user(p);
             }
             *seen.at.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
             seen.waker.wake();
         });
-        _route = Some(Route(progress, key));
+        ProgressRoute {
+            routes,
+            key,
+            token,
+            last,
+        }
     }
-    let limits = Limits {
-        method,
-        started: Instant::now(),
-        timeout: options.timeout,
-        default: protocol.default_limit,
-        reset: options.reset_on_progress,
-        total: options.max_total,
-        quiet: options.quiet,
-        unbounded: options.unbounded,
-    };
-    let Some(fields) = protocol.fields else {
-        let params = with_meta(method, params, None, None, meta.as_ref())?;
-        return limits
-            .send(life, Body::Whole(params.as_ref()), last.as_deref())
-            .await;
-    };
-    let members = protocol.members.as_deref().unwrap_or_default();
-    // Params with no `_meta` of their own (nearly all) get the protocol
-    // fields written straight into the line; others have them merged in.
-    let spliced = meta.is_none()
-        && match &params {
-            None => true,
-            Some(Value::Object(p)) => !p.contains_key("_meta"),
-            Some(_) => false,
+
+    /// `options` for the request that carries this route's token: it
+    /// follows the progress routed here instead of routing it again.
+    pub(super) fn carried_by(&self, mut options: CallOptions) -> CallOptions {
+        options.routed = Some((self.token.clone(), Arc::clone(&self.last)));
+        options
+    }
+}
+
+impl Drop for ProgressRoute<'_> {
+    fn drop(&mut self) {
+        self.routes.remove(&self.key);
+    }
+}
+
+/// What every request of a client goes through: its server's life, the
+/// routes of what the server sends unasked, the handlers of the input a
+/// request may need, and the era's protocol fields.
+pub(crate) struct Caller<'a> {
+    pub(crate) life: &'a Life,
+    pub(crate) routes: &'a Routes,
+    pub(crate) inputs: &'a InputHandlers,
+    pub(crate) protocol: Protocol<'a>,
+}
+
+impl Caller<'_> {
+    /// Sends `method` with `params` as `options` say and waits for its
+    /// result; in the 2026-07-28 era, answers the input the server asks for
+    /// and retries. `token` makes the progress token of a call that follows
+    /// its progress and has none routed yet.
+    pub(crate) async fn call(
+        self,
+        token: impl FnOnce() -> Value,
+        method: &str,
+        params: Option<Value>,
+        mut options: CallOptions,
+    ) -> Result<Value, Error> {
+        let Caller {
+            life,
+            routes,
+            inputs,
+            protocol,
+        } = self;
+        let mut meta = options.meta.take().map(into_object).transpose()?;
+        // Only a call that follows its progress needs to hear of it; its token
+        // is routed once, here or by its caller.
+        let mut _route = None;
+        let (token, last) = match options.routed.take() {
+            Some((token, last)) => (Some(token), Some(last)),
+            None if options.wants_progress() => {
+                let route = ProgressRoute::open(routes, token(), options.on_progress.take());
+                let routed = (route.token.clone(), Arc::clone(&route.last));
+                _route = Some(route);
+                (Some(routed.0), Some(routed.1))
+            }
+            None => (None, None),
         };
-    // Kept after sending: a retry is the same params with the answers added.
-    let mut params = if spliced {
-        params
-    } else {
-        with_meta(
+        if let Some(token) = token {
+            meta.get_or_insert_with(Map::new)
+                .insert("progressToken".into(), token);
+        }
+        let limits = Limits {
             method,
-            params,
-            Some(fields),
-            protocol.log_level.as_ref(),
-            meta.as_ref(),
-        )?
-    };
-    for round in 0..=MAX_INPUT_ROUNDS {
-        let body = if spliced {
-            Body::Spliced(params.as_ref().and_then(Value::as_object), members)
+            started: Instant::now(),
+            timeout: options.timeout,
+            default: protocol.default_limit,
+            reset: options.reset_on_progress,
+            total: options.max_total,
+            quiet: options.quiet,
+            unbounded: options.unbounded,
+        };
+        let Some(fields) = protocol.fields else {
+            let params = with_meta(method, params, None, None, meta.as_ref())?;
+            return limits
+                .send(life, Body::Whole(params.as_ref()), last.as_deref())
+                .await;
+        };
+        let members = protocol.members.as_deref().unwrap_or_default();
+        // Params with no `_meta` of their own (nearly all) get the protocol
+        // fields written straight into the line; others have them merged in.
+        let spliced = meta.is_none()
+            && match &params {
+                None => true,
+                Some(Value::Object(p)) => !p.contains_key("_meta"),
+                Some(_) => false,
+            };
+        // Kept after sending: a retry is the same params with the answers added.
+        let mut params = if spliced {
+            params
         } else {
-            Body::Whole(params.as_ref())
+            with_meta(
+                method,
+                params,
+                Some(fields),
+                protocol.log_level.as_ref(),
+                meta.as_ref(),
+            )?
         };
-        let result = limits.send(life, body, last.as_deref()).await?;
-        if !input_required(method, &result)? {
-            return Ok(result);
+        for round in 0..=MAX_INPUT_ROUNDS {
+            let body = if spliced {
+                Body::Spliced(params.as_ref().and_then(Value::as_object), members)
+            } else {
+                Body::Whole(params.as_ref())
+            };
+            let result = limits.send(life, body, last.as_deref()).await?;
+            if !input_required(method, &result)? {
+                return Ok(result);
+            }
+            if round == MAX_INPUT_ROUNDS {
+                break;
+            }
+            let responses = answer_inputs(inputs, method, &result).await?;
+            params = retry(
+                method,
+                params,
+                responses,
+                result.get("requestState").cloned(),
+            )?;
         }
-        if round == MAX_INPUT_ROUNDS {
-            break;
-        }
-        let responses = answer_inputs(inputs, method, &result).await?;
-        params = retry(
-            method,
-            params,
-            responses,
-            result.get("requestState").cloned(),
-        )?;
+        Err(Error::Protocol(format!(
+            "the server still needed input to answer {method} after {MAX_INPUT_ROUNDS} rounds"
+        )))
     }
-    Err(Error::Protocol(format!(
-        "the server still needed input to answer {method} after {MAX_INPUT_ROUNDS} rounds"
-    )))
 }
 
 /// Answers every input request of an `input_required` result through the
@@ -432,152 +475,4 @@ fn retry(
         None => params.remove("requestState"),
     };
     Ok(Some(Value::Object(params)))
-}
-
-/// A progress route, removed however the call ends.
-pub(super) struct Route<'a>(pub(super) &'a Routes, pub(super) String);
-
-impl Drop for Route<'_> {
-    fn drop(&mut self) {
-        self.0.remove(&self.1);
-    }
-}
-
-/// What a request's params are on the way out.
-#[derive(Clone, Copy)]
-enum Body<'a> {
-    /// Written as they are.
-    Whole(Option<&'a Value>),
-    /// Written with `_meta` made of these serialized members.
-    Spliced(Option<&'a Map<String, Value>>, &'a str),
-}
-
-struct Limits<'a> {
-    method: &'a str,
-    started: Instant,
-    /// The call's own limit; without one, the transport's.
-    timeout: Option<Duration>,
-    /// The client's limit, for a call with neither.
-    default: Option<Duration>,
-    reset: bool,
-    total: Option<Duration>,
-    quiet: bool,
-    unbounded: bool,
-}
-
-impl Limits<'_> {
-    /// Sends one request to the server's current process and waits for its
-    /// outcome within the limits. A send refused because that process just
-    /// ended never reached it: with a restart coming, it goes to the next one.
-    async fn send(
-        &self,
-        life: &Life,
-        body: Body<'_>,
-        last: Option<&LastProgress>,
-    ) -> Result<Value, Error> {
-        loop {
-            let transport = life.transport().await?;
-            let (idle, from_default) = match self.timeout.or_else(|| transport.timeout()) {
-                _ if self.unbounded => (None, false),
-                Some(limit) => (Some(limit), false),
-                None => (self.default, true),
-            };
-            // The client's default limit restarts with each progress of a call
-            // that hears of its progress.
-            let reset = self.reset || (from_default && last.is_some());
-            let managed = reset || self.total.is_some();
-            // A managed call's limits are kept here: the transport's would not restart.
-            let options = match (managed, from_default, idle) {
-                (true, _, _) | (false, _, None) => RequestOptions::new().timeout(None),
-                // Kept by the driver: no timer per call for a limit that rarely fires.
-                (false, true, Some(limit)) => {
-                    RequestOptions::new().timeout(None).swept_timeout(limit)
-                }
-                (false, false, Some(limit)) => RequestOptions::new().timeout(limit),
-            };
-            let request = match body {
-                Body::Whole(params) => transport.send_borrowed(self.method, params, options),
-                Body::Spliced(params, members) => {
-                    transport.send_with_meta(self.method, params, members, options)
-                }
-            };
-            let request = if self.quiet { request.quiet() } else { request };
-            let outcome = if managed {
-                self.wait(request, Instant::now(), idle, reset, last).await
-            } else {
-                request.await
-            };
-            match outcome {
-                Err(Error::NotAlive) if life.restarts_after(&transport) => {}
-                outcome => return outcome,
-            }
-        }
-    }
-
-    /// The earliest deadline now, and the limit it stands for.
-    fn deadline(
-        &self,
-        round: Instant,
-        idle: Option<Duration>,
-        reset: bool,
-        last: Option<&LastProgress>,
-    ) -> Option<(Instant, Duration)> {
-        let progress = last.and_then(|l| *l.at.lock().unwrap_or_else(PoisonError::into_inner));
-        let since = match progress {
-            Some(at) if reset && at > round => at,
-            _ => round,
-        };
-        let idle = idle.map(|d| (since + d, d));
-        let total = self.total.map(|d| (self.started + d, d));
-        match (idle, total) {
-            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-            (a, b) => a.or(b),
-        }
-    }
-
-    async fn wait(
-        &self,
-        mut request: PendingRequest,
-        round: Instant,
-        idle: Option<Duration>,
-        reset: bool,
-        last: Option<&LastProgress>,
-    ) -> Result<Value, Error> {
-        let mut timer: Option<(Timer, Instant, Duration)> = None;
-        let fired = futures::future::poll_fn(|cx: &mut Context<'_>| {
-            if let Some(last) = last {
-                last.waker.register(cx.waker());
-            }
-            if let Poll::Ready(outcome) = request.poll_unpin(cx) {
-                return Poll::Ready(Err(outcome));
-            }
-            // Recomputed at each wake-up: a progress may have moved the deadline.
-            let Some((at, limit)) = self.deadline(round, idle, reset, last) else {
-                return Poll::Pending;
-            };
-            let (timer, when, current) = timer.get_or_insert_with(|| (Timer::at(at), at, limit));
-            if *when != at {
-                timer.set_at(at);
-                (*when, *current) = (at, limit);
-            }
-            match Pin::new(timer).poll(cx) {
-                Poll::Ready(_) => Poll::Ready(Ok(*current)),
-                Poll::Pending => Poll::Pending,
-            }
-        })
-        .await;
-        let limit = match fired {
-            Err(outcome) => return outcome,
-            Ok(limit) => limit,
-        };
-        let reason = format!("timed out after {}s", limit.as_secs_f64());
-        match request.cancel(&reason) {
-            // The answer came in the meantime: it wins.
-            Some(answer) => answer,
-            None => Err(Error::Timeout {
-                method: self.method.to_owned(),
-                after: limit,
-            }),
-        }
-    }
 }

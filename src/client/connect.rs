@@ -59,10 +59,10 @@ impl ClientBuilder {
         transport.handlers.request =
             Some(noise.watch_requests(requests.clone().into_handler(other)));
         let inputs = requests;
-        let progress = Arc::new(Routes::new(tools_changed));
+        let routes = Arc::new(Routes::new(tools_changed));
         let user_notifications = transport.handlers.notification.take();
         transport.handlers.notification =
-            Some(noise.watch_notifications(Arc::clone(&progress).into_handler(user_notifications)));
+            Some(noise.watch_notifications(Arc::clone(&routes).into_handler(user_notifications)));
         transport.handlers.discarded = Some(noise.handler(transport.handlers.discarded.take()));
         // Shared, so that a server started again calls the same handlers.
         let handlers = std::mem::take(&mut transport.handlers).share();
@@ -78,7 +78,7 @@ impl ClientBuilder {
             }
             if !restarting {
                 // The process is the client's last: its end ends every stream.
-                let routes = Arc::downgrade(&progress);
+                let routes = Arc::downgrade(&routes);
                 run_driver(driver.then(async move {
                     if let Some(routes) = routes.upgrade() {
                         routes.listeners.end_all();
@@ -224,7 +224,7 @@ impl ClientBuilder {
         };
         event!(info, era = ?session.era, protocol_version = %session.protocol_version, "MCP session ready");
 
-        let life = Life::new(transport_now, restarting, Arc::clone(&progress));
+        let life = Life::new(transport_now, restarting, Arc::clone(&routes));
         if let (Some(handoff), Some((policy, builder))) = (handoff, restart) {
             let restarter = Restarter {
                 builder,
@@ -249,7 +249,7 @@ impl ClientBuilder {
             life,
             session,
             inputs,
-            progress,
+            routes,
             request_timeout,
             name.to_owned(),
         );

@@ -16,7 +16,7 @@ use crate::child::ExitStatus;
 use crate::error::Error;
 use crate::transport::{Close, Transport};
 
-use super::call::{self, CallOptions};
+use super::call::{CallOptions, Caller};
 use super::era::Era;
 use super::handlers::InputHandlers;
 use super::inbound::Routes;
@@ -58,7 +58,7 @@ pub(super) struct Connected {
     pub(super) session: Session,
     /// The handlers that answer a modern server's input requests.
     pub(super) inputs: InputHandlers,
-    pub(super) progress: Arc<Routes>,
+    pub(super) routes: Arc<Routes>,
     next_token: AtomicU64,
     /// The limit of a call that has none of its own or from the transport.
     request_timeout: Option<Duration>,
@@ -79,7 +79,7 @@ impl Client {
         life: Arc<Life>,
         session: Session,
         inputs: InputHandlers,
-        progress: Arc<Routes>,
+        routes: Arc<Routes>,
         request_timeout: Option<Duration>,
         name: String,
     ) -> Self {
@@ -88,7 +88,7 @@ impl Client {
                 life,
                 session,
                 inputs,
-                progress,
+                routes,
                 next_token: AtomicU64::new(1),
                 request_timeout,
                 name,
@@ -262,6 +262,16 @@ impl Client {
 
     /// The protocol fields of a request in this session's era (none in the
     /// legacy era, where the handshake carried them).
+    /// What this client's requests go through ([`Caller::call`]).
+    pub(super) fn caller(&self) -> Caller<'_> {
+        Caller {
+            life: &self.inner.life,
+            routes: &self.inner.routes,
+            inputs: &self.inner.inputs,
+            protocol: self.protocol(),
+        }
+    }
+
     pub(super) fn protocol(&self) -> Protocol<'_> {
         let default_limit = self.inner.request_timeout;
         let Some(fields) = &self.inner.session.meta else {
@@ -340,19 +350,10 @@ impl Client {
                 excerpt(other)
             ))));
         }
-        let token = || self.progress_token();
-        let protocol = self.protocol();
-        let outcome = call::call(
-            &self.inner.life,
-            &self.inner.progress,
-            protocol,
-            &self.inner.inputs,
-            token,
-            method,
-            params,
-            options,
-        )
-        .await;
+        let outcome = self
+            .caller()
+            .call(|| self.progress_token(), method, params, options)
+            .await;
         self.named(outcome.map_err(explain_missing_capability))
     }
 

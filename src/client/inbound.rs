@@ -16,15 +16,15 @@ use crate::route::NotificationHandler;
 use super::subscription::Listeners;
 use super::types::Progress;
 
-type ProgressCallback = Arc<Mutex<dyn FnMut(&Progress) + Send>>;
+/// What a call's progress route does with each progress (`call::ProgressRoute`).
+type RouteCallback = Arc<Mutex<dyn FnMut(&Progress) + Send>>;
 
 /// Where the server's notifications go besides the user's handler: progress to
 /// the call that owns its token, subscriptions' notifications to their streams.
 #[derive(Default)]
 pub(crate) struct Routes {
-    /// Per token, the calls' callbacks: the last added hears it (a task's
-    /// call keeps one under the request's own while the request lasts).
-    calls: Mutex<HashMap<String, Vec<ProgressCallback>>>,
+    /// Per token, the route of the call that owns it.
+    calls: Mutex<HashMap<String, RouteCallback>>,
     pub(crate) listeners: Arc<Listeners>,
     /// The tools `list_changed` notifications read so far (the tool cache
     /// compares it with the count it listed at).
@@ -61,8 +61,8 @@ impl Routes {
     }
 
     pub(crate) fn add(&self, token: String, callback: impl FnMut(&Progress) + Send + 'static) {
-        let callback: ProgressCallback = Arc::new(Mutex::new(callback));
-        self.lock().entry(token).or_default().push(callback);
+        let callback: RouteCallback = Arc::new(Mutex::new(callback));
+        self.lock().insert(token, callback);
     }
 
     /// Starts keeping the status notifications of task `id` (until
@@ -120,18 +120,12 @@ impl Routes {
         self.tool_changes.load(Ordering::Acquire)
     }
 
-    /// Removes the callback added last for `token`.
+    /// Removes the route of `token`.
     pub(crate) fn remove(&self, token: &str) {
-        let mut calls = self.lock();
-        if let Some(callbacks) = calls.get_mut(token) {
-            callbacks.pop();
-            if callbacks.is_empty() {
-                calls.remove(token);
-            }
-        }
+        self.lock().remove(token);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<ProgressCallback>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, RouteCallback>> {
         self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -144,7 +138,7 @@ impl Routes {
             return;
         };
         // Not called under the map's lock: the callback may start other calls.
-        let callback = self.lock().get(&token).and_then(|c| c.last()).cloned();
+        let callback = self.lock().get(&token).cloned();
         if let (Some(callback), Ok(progress)) = (callback, serde_json::from_value(params.clone())) {
             let mut callback = callback.lock().unwrap_or_else(|e| e.into_inner());
             (*callback)(&progress);

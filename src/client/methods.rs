@@ -3,7 +3,6 @@
 //! era the server speaks.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -11,10 +10,9 @@ use serde_json::{json, Value};
 
 use crate::error::Error;
 
-use super::call::{CallOptions, Route};
+use super::call::{CallOptions, ProgressRoute};
 use super::connected::{excerpt, Client};
 use super::era::Era;
-use super::inbound::token_key;
 use super::listing::{ListItem, Listing};
 use super::offers::{
     CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
@@ -277,26 +275,14 @@ impl Client {
             }
         };
         let (as_task, on_task, limit) = options.take_task_part();
-        // A task's progress outlives its `tools/call` request: the call keeps
-        // a route of its own for the token, under the request's.
-        let _progress = match options.take_on_progress() {
-            Some(on_progress) => {
-                let token = self.progress_token();
-                let key = token_key(&token);
-                let shared = Arc::new(Mutex::new(on_progress));
-                let forward = Arc::clone(&shared);
-                let call =
-                    move |p: &Progress| (shared.lock().unwrap_or_else(PoisonError::into_inner))(p);
-                self.inner.progress.add(key.clone(), call);
-                options = options
-                    .on_progress(move |p| {
-                        (forward.lock().unwrap_or_else(PoisonError::into_inner))(p)
-                    })
-                    .progress_token(token);
-                Some(Route(&self.inner.progress, key))
-            }
-            None => None,
-        };
+        // A task's progress outlives its `tools/call` request: the call
+        // routes its token for its whole life, and the request carries it.
+        let progress = options
+            .take_on_progress()
+            .map(|user| ProgressRoute::open(&self.inner.routes, self.progress_token(), Some(user)));
+        if let Some(route) = &progress {
+            options = route.carried_by(options);
+        }
         let started = Instant::now();
         let wire = Wire::of(self.era());
         if wire == Wire::Handshake && self.runs_tool_tasks() {

@@ -33,6 +33,7 @@ mod era;
 mod handlers;
 mod inbound;
 mod life;
+mod limits;
 mod listen;
 mod listing;
 mod methods;

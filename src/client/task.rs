@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, RpcError};
 
-use super::call::{self, answer_inputs, CallOptions, TaskCallback};
+use super::call::{answer_inputs, CallOptions, TaskCallback};
 use super::connected::Client;
 use super::era::Era;
 use super::task_status::TaskStatus;
@@ -120,7 +120,7 @@ impl Client {
             client: self,
             id: following.cancel_on_drop.then(|| id.clone()),
         };
-        self.inner.progress.watch_task(&id);
+        self.inner.routes.watch_task(&id);
         let _unwatch = Unwatch(self, id.clone());
         let mut task = task.clone();
         let mut interval = poll_interval(&task);
@@ -160,7 +160,7 @@ impl Client {
                         return Poll::Ready(Woke::Result(outcome));
                     }
                 }
-                if let Poll::Ready(news) = self.inner.progress.poll_task_news(&id, cx) {
+                if let Poll::Ready(news) = self.inner.routes.poll_task_news(&id, cx) {
                     return Poll::Ready(Woke::News(news));
                 }
                 if let Some(timer) = &mut next_poll {
@@ -347,17 +347,10 @@ async fn ask(
     params: Value,
     options: CallOptions,
 ) -> Result<Value, Error> {
-    call::call(
-        &client.inner.life,
-        &client.inner.progress,
-        client.protocol(),
-        &client.inner.inputs,
-        || Value::Null,
-        method,
-        Some(params),
-        options.quiet(),
-    )
-    .await
+    client
+        .caller()
+        .call(|| Value::Null, method, Some(params), options.quiet())
+        .await
 }
 
 /// The suggested wait before the next poll, in either wire's name.
@@ -420,6 +413,6 @@ struct Unwatch<'a>(&'a Client, String);
 
 impl Drop for Unwatch<'_> {
     fn drop(&mut self) {
-        self.0.inner.progress.unwatch_task(&self.1);
+        self.0.inner.routes.unwatch_task(&self.1);
     }
 }
