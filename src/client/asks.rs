@@ -99,30 +99,30 @@ impl ElicitRequest {
     pub fn from_request(request: &ServerRequest) -> Result<Self, RpcError> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
-        struct Wire {
+        struct Asked {
             mode: Option<String>,
             message: String,
             requested_schema: Option<Value>,
             url: Option<String>,
             elicitation_id: Option<String>,
         }
-        let wire: Wire = params(request)?;
+        let asked: Asked = params(request)?;
         let missing = |field: &str| RpcError {
             code: -32602,
             message: format!("invalid params of elicitation/create: no {field}"),
             data: None,
         };
-        match wire.mode.as_deref() {
+        match asked.mode.as_deref() {
             None | Some("form") => Ok(ElicitRequest::Form {
-                message: wire.message,
-                requested_schema: wire
+                message: asked.message,
+                requested_schema: asked
                     .requested_schema
                     .ok_or_else(|| missing("requestedSchema"))?,
             }),
             Some("url") => Ok(ElicitRequest::Url {
-                message: wire.message,
-                url: wire.url.ok_or_else(|| missing("url"))?,
-                elicitation_id: wire
+                message: asked.message,
+                url: asked.url.ok_or_else(|| missing("url"))?,
+                elicitation_id: asked
                     .elicitation_id
                     .ok_or_else(|| missing("elicitationId"))?,
             }),

@@ -39,7 +39,7 @@ use super::validation::{Invalid, Validation};
 pub struct ClientBuilder {
     pub(super) transport: Builder,
     pub(super) client_info: Implementation,
-    pub(super) requests: InputHandlers,
+    pub(super) inputs: InputHandlers,
     pub(super) handshake_timeout: Duration,
     pub(super) era: Era,
     pub(super) probe_timeout: Duration,
@@ -80,7 +80,7 @@ impl ClientBuilder {
                 title: None,
                 extra: Extra::new(),
             },
-            requests: InputHandlers::default(),
+            inputs: InputHandlers::default(),
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
             era: Era::Auto,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::message::ServerRequest;
 
 use super::handlers::InputHandlers;
-use super::inbound::{token_key, Routes};
+use super::inbound::{token_key, Inbound};
 use super::life::Life;
 use super::limits::{Body, LastProgress, Limits};
 use super::task_status::TaskStatus;
@@ -251,7 +251,7 @@ pub(crate) const MAX_INPUT_ROUNDS: usize = 8;
 /// callback, and when the latest progress came, which a limit restarted by
 /// progress counts from. Removed however the call ends, drop included.
 pub(super) struct ProgressRoute<'a> {
-    routes: &'a Routes,
+    inbound: &'a Inbound,
     key: String,
     token: Value,
     last: Arc<LastProgress>,
@@ -259,14 +259,14 @@ pub(super) struct ProgressRoute<'a> {
 
 impl<'a> ProgressRoute<'a> {
     pub(super) fn open(
-        routes: &'a Routes,
+        inbound: &'a Inbound,
         token: Value,
         mut user: Option<ProgressCallback>,
     ) -> Self {
         let key = token_key(&token);
         let last = Arc::new(LastProgress::default());
         let seen = Arc::clone(&last);
-        routes.add(key.clone(), move |p: &Progress| {
+        inbound.add(key.clone(), move |p: &Progress| {
             if let Some(user) = &mut user {
                 user(p);
             }
@@ -274,7 +274,7 @@ impl<'a> ProgressRoute<'a> {
             seen.waker.wake();
         });
         ProgressRoute {
-            routes,
+            inbound,
             key,
             token,
             last,
@@ -291,7 +291,7 @@ impl<'a> ProgressRoute<'a> {
 
 impl Drop for ProgressRoute<'_> {
     fn drop(&mut self) {
-        self.routes.remove(&self.key);
+        self.inbound.remove(&self.key);
     }
 }
 
@@ -300,7 +300,7 @@ impl Drop for ProgressRoute<'_> {
 /// request may need, and the era's protocol fields.
 pub(crate) struct Caller<'a> {
     pub(crate) life: &'a Life,
-    pub(crate) routes: &'a Routes,
+    pub(crate) inbound: &'a Inbound,
     pub(crate) inputs: &'a InputHandlers,
     pub(crate) protocol: Protocol<'a>,
 }
@@ -319,7 +319,7 @@ impl Caller<'_> {
     ) -> Result<Value, Error> {
         let Caller {
             life,
-            routes,
+            inbound,
             inputs,
             protocol,
         } = self;
@@ -330,7 +330,7 @@ impl Caller<'_> {
         let (token, last) = match options.routed.take() {
             Some((token, last)) => (Some(token), Some(last)),
             None if options.wants_progress() => {
-                let route = ProgressRoute::open(routes, token(), options.on_progress.take());
+                let route = ProgressRoute::open(inbound, token(), options.on_progress.take());
                 let routed = (route.token.clone(), Arc::clone(&route.last));
                 _route = Some(route);
                 (Some(routed.0), Some(routed.1))

@@ -81,7 +81,7 @@ impl Client {
     /// Where the server's tools stand now: the changes it announced and its restarts.
     pub(super) fn tools_version(&self) -> Version {
         Version {
-            changes: self.inner.routes.tool_changes(),
+            changes: self.inner.inbound.tool_changes(),
             restarts: self.inner.life.restarts(),
         }
     }

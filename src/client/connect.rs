@@ -16,7 +16,7 @@ use crate::transport::Transport;
 use super::builder::ClientBuilder;
 use super::connected::Client;
 use super::era::{Era, MODERN_PROTOCOL_VERSIONS};
-use super::inbound::Routes;
+use super::inbound::Inbound;
 use super::life::Life;
 use super::noise::Noise;
 use super::restart::{self, Again, Handoff, Restarter};
@@ -36,7 +36,7 @@ impl ClientBuilder {
         let ClientBuilder {
             mut transport,
             client_info,
-            requests,
+            inputs,
             handshake_timeout,
             era,
             probe_timeout,
@@ -50,19 +50,17 @@ impl ClientBuilder {
             #[cfg(feature = "validate")]
             checks,
         } = self;
-        let requests = requests.prepared();
-        let capabilities = requests.capabilities();
+        let inputs = inputs.prepared();
+        let capabilities = inputs.capabilities();
         // What the server writes that is not JSON-RPC is counted, and any
         // message it sends noted: noise alone ends the connect early.
         let noise = Noise::default();
         let other = transport.handlers.request.take();
-        transport.handlers.request =
-            Some(noise.watch_requests(requests.clone().into_handler(other)));
-        let inputs = requests;
-        let routes = Arc::new(Routes::new(tools_changed));
+        transport.handlers.request = Some(noise.watch_requests(inputs.clone().into_handler(other)));
+        let inbound = Arc::new(Inbound::new(tools_changed));
         let user_notifications = transport.handlers.notification.take();
         transport.handlers.notification =
-            Some(noise.watch_notifications(Arc::clone(&routes).into_handler(user_notifications)));
+            Some(noise.watch_notifications(Arc::clone(&inbound).into_handler(user_notifications)));
         transport.handlers.discarded = Some(noise.handler(transport.handlers.discarded.take()));
         // Shared, so that a server started again calls the same handlers.
         let handlers = std::mem::take(&mut transport.handlers).share();
@@ -78,10 +76,10 @@ impl ClientBuilder {
             }
             if !restarting {
                 // The process is the client's last: its end ends every stream.
-                let routes = Arc::downgrade(&routes);
+                let inbound = Arc::downgrade(&inbound);
                 run_driver(driver.then(async move {
-                    if let Some(routes) = routes.upgrade() {
-                        routes.listeners.end_all();
+                    if let Some(inbound) = inbound.upgrade() {
+                        inbound.listeners.end_all();
                     }
                 }));
                 return Ok((started, None));
@@ -224,7 +222,7 @@ impl ClientBuilder {
         };
         event!(info, era = ?session.era, protocol_version = %session.protocol_version, "MCP session ready");
 
-        let life = Life::new(transport_now, restarting, Arc::clone(&routes));
+        let life = Life::new(transport_now, restarting, Arc::clone(&inbound));
         if let (Some(handoff), Some((policy, builder))) = (handoff, restart) {
             let restarter = Restarter {
                 builder,
@@ -249,7 +247,7 @@ impl ClientBuilder {
             life,
             session,
             inputs,
-            routes,
+            inbound,
             request_timeout,
             name.to_owned(),
         );

@@ -19,7 +19,7 @@ use crate::transport::{Close, Transport};
 use super::call::{CallOptions, Caller};
 use super::era::Era;
 use super::handlers::InputHandlers;
-use super::inbound::Routes;
+use super::inbound::Inbound;
 use super::life::{ClientState, Life};
 use super::session::Session;
 use super::subscription::Subscription;
@@ -58,7 +58,7 @@ pub(super) struct Connected {
     pub(super) session: Session,
     /// The handlers that answer a modern server's input requests.
     pub(super) inputs: InputHandlers,
-    pub(super) routes: Arc<Routes>,
+    pub(super) inbound: Arc<Inbound>,
     next_token: AtomicU64,
     /// The limit of a call that has none of its own or from the transport.
     request_timeout: Option<Duration>,
@@ -79,7 +79,7 @@ impl Client {
         life: Arc<Life>,
         session: Session,
         inputs: InputHandlers,
-        routes: Arc<Routes>,
+        inbound: Arc<Inbound>,
         request_timeout: Option<Duration>,
         name: String,
     ) -> Self {
@@ -88,7 +88,7 @@ impl Client {
                 life,
                 session,
                 inputs,
-                routes,
+                inbound,
                 next_token: AtomicU64::new(1),
                 request_timeout,
                 name,
@@ -266,7 +266,7 @@ impl Client {
     pub(super) fn caller(&self) -> Caller<'_> {
         Caller {
             life: &self.inner.life,
-            routes: &self.inner.routes,
+            inbound: &self.inner.inbound,
             inputs: &self.inner.inputs,
             protocol: self.protocol(),
         }

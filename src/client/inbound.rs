@@ -22,7 +22,7 @@ type RouteCallback = Arc<Mutex<dyn FnMut(&Progress) + Send>>;
 /// Where the server's notifications go besides the user's handler: progress to
 /// the call that owns its token, subscriptions' notifications to their streams.
 #[derive(Default)]
-pub(crate) struct Routes {
+pub(crate) struct Inbound {
     /// Per token, the route of the call that owns it.
     calls: Mutex<HashMap<String, RouteCallback>>,
     pub(crate) listeners: Arc<Listeners>,
@@ -45,11 +45,11 @@ struct TaskNews {
 /// A hook told that a server's tools may have changed.
 pub(crate) type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
 
-impl Routes {
+impl Inbound {
     pub(crate) fn new(tools_changed: Option<ToolsChanged>) -> Self {
-        Routes {
+        Inbound {
             tools_changed,
-            ..Routes::default()
+            ..Inbound::default()
         }
     }
 

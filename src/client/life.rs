@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::error::Error;
 use crate::transport::{Close, Transport};
 
-use super::inbound::Routes;
+use super::inbound::Inbound;
 use super::subscription::Holds;
 use super::types::LoggingLevel;
 
@@ -26,7 +26,7 @@ pub(crate) struct Life {
     restarts: AtomicU64,
     /// Whether an exit is followed by a restart.
     restarting: bool,
-    routes: Arc<Routes>,
+    inbound: Arc<Inbound>,
 }
 
 struct LifeState {
@@ -106,9 +106,9 @@ impl Drop for Hold {
 }
 
 impl Life {
-    pub(crate) fn new(transport: Transport, restarting: bool, routes: Arc<Routes>) -> Arc<Self> {
+    pub(crate) fn new(transport: Transport, restarting: bool, inbound: Arc<Inbound>) -> Arc<Self> {
         if restarting {
-            routes.listeners.survive_exits();
+            inbound.listeners.survive_exits();
         }
         Arc::new(Life {
             state: Mutex::new(LifeState {
@@ -121,7 +121,7 @@ impl Life {
             changed: Event::new(),
             restarts: AtomicU64::new(0),
             restarting,
-            routes,
+            inbound,
         })
     }
 
@@ -232,7 +232,7 @@ impl Life {
             state.transport.clone()
         };
         self.changed.notify(usize::MAX);
-        self.routes.listeners.end_all();
+        self.inbound.listeners.end_all();
         transport.close()
     }
 
@@ -271,7 +271,7 @@ impl Life {
             state.gave_up = Some(error);
         }
         self.changed.notify(usize::MAX);
-        self.routes.listeners.end_all();
+        self.inbound.listeners.end_all();
     }
 }
 
@@ -344,8 +344,8 @@ impl Life {
         (state.log_level, state.subscribed.keys().cloned().collect())
     }
 
-    pub(super) fn routes(&self) -> Arc<Routes> {
-        Arc::clone(&self.routes)
+    pub(super) fn inbound(&self) -> Arc<Inbound> {
+        Arc::clone(&self.inbound)
     }
 
     /// The current process has ended: the client is closed if `close()` was

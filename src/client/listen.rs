@@ -104,12 +104,12 @@ impl Client {
         let (sender, receiver) = futures::channel::mpsc::unbounded();
         if self.inner.session.era != Era::Modern {
             let uris = filter.uris().to_vec();
-            let key = self.inner.routes.listeners.add(filter, sender);
+            let key = self.inner.inbound.listeners.add(filter, sender);
             let hold = Box::new(Hold::new(&self.inner.life, key));
             // Should a subscribe fail, dropping the stream undoes the ones before.
             let subscription = Subscription::new(
                 receiver,
-                Arc::clone(&self.inner.routes.listeners),
+                Arc::clone(&self.inner.inbound.listeners),
                 key,
                 None,
                 Some(hold),
@@ -124,9 +124,9 @@ impl Client {
         let protocol = self.protocol();
         let (ack, acknowledged) = futures::channel::oneshot::channel();
         let send = |filter: &ListenFilter| send_listen(&transport, filter, &protocol);
-        let key = self.inner.routes.listeners.open(filter, send, sender, ack);
+        let key = self.inner.inbound.listeners.open(filter, send, sender, ack);
         let limit = transport.timeout().unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT);
-        let listeners = &self.inner.routes.listeners;
+        let listeners = &self.inner.inbound.listeners;
         let ended = futures::future::poll_fn(|cx| listeners.poll_end(key, cx));
         let ended = std::pin::pin!(ended);
         let waited = futures::future::select(
@@ -159,7 +159,7 @@ impl Client {
         };
         Ok(Subscription::new(
             receiver,
-            Arc::clone(&self.inner.routes.listeners),
+            Arc::clone(&self.inner.inbound.listeners),
             key,
             Some(agreed),
             None,

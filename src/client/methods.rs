@@ -17,7 +17,7 @@ use super::listing::{ListItem, Listing};
 use super::offers::{
     CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
 };
-use super::task::{Following, Wire};
+use super::task::{created_task, Following};
 use super::task_status::TaskSupport;
 use super::types::{CallToolResult, LoggingLevel, Progress, Tool};
 use super::wire::decode;
@@ -277,15 +277,15 @@ impl Client {
         let (as_task, on_task, limit) = options.take_task_part();
         // A task's progress outlives its `tools/call` request: the call
         // routes its token for its whole life, and the request carries it.
-        let progress = options
-            .take_on_progress()
-            .map(|user| ProgressRoute::open(&self.inner.routes, self.progress_token(), Some(user)));
+        let progress = options.take_on_progress().map(|user| {
+            ProgressRoute::open(&self.inner.inbound, self.progress_token(), Some(user))
+        });
         if let Some(route) = &progress {
             options = route.carried_by(options);
         }
         let started = Instant::now();
-        let wire = Wire::of(self.era());
-        if wire == Wire::Handshake && self.runs_tool_tasks() {
+        let era = self.era();
+        if era == Era::Legacy && self.runs_tool_tasks() {
             let support = match self.cached_tools().await {
                 Ok(tools) => tools
                     .iter()
@@ -298,14 +298,14 @@ impl Client {
             }
         }
         let result = self.request("tools/call", Some(params), options).await?;
-        let result: CallToolResult = match wire.created(&result) {
+        let result: CallToolResult = match created_task(era, &result) {
             Some(task) => {
                 let following = Following {
                     on_task,
                     limit: limit.map(|limit| (limit, started + limit)),
                     cancel_on_drop: true,
                 };
-                let followed = self.follow_task(wire, task, following).await;
+                let followed = self.follow_task(era, task, following).await;
                 self.named(followed)?
             }
             None => self.named(decode("tools/call", result))?,

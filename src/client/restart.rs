@@ -27,7 +27,7 @@ use crate::route::SharedHandlers;
 use crate::transport::Transport;
 
 use super::era::Era;
-use super::inbound::Routes;
+use super::inbound::Inbound;
 use super::life::{exit_error, Life};
 use super::noise::Noise;
 use super::session::{handshake, Hello};
@@ -361,11 +361,11 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         }
         let Some(live) = life.upgrade() else { return };
         // Subscriptions are asked for before any call can reach the new process.
-        let routes = live.routes();
+        let inbound = live.inbound();
         let installed = live.install(transport.clone(), |transport| {
             restarter
                 .session
-                .reopen(&routes, transport, count, subscribed, log_level)
+                .reopen(&inbound, transport, count, subscribed, log_level)
         });
         drop(live);
         let subscribed = match installed {
@@ -378,7 +378,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
             }
         };
         // The new process may offer other tools than the last.
-        routes.tools_changed();
+        inbound.tools_changed();
         let confirming = restarter.session.confirm(subscribed);
         let ((), driver) = driver.run_until(confirming).await;
         drop(transport);
@@ -440,7 +440,7 @@ impl Again {
     /// `subscribed`, returning those requests.
     fn reopen(
         &self,
-        routes: &Routes,
+        inbound: &Inbound,
         transport: &Transport,
         restarts: u64,
         subscribed: BTreeSet<String>,
@@ -455,7 +455,7 @@ impl Again {
             log_level: log_level.map(|level| json!(level)),
             ..Protocol::default()
         };
-        routes
+        inbound
             .listeners
             .reopen(&gap, |filter| send_listen(transport, filter, &protocol));
         subscribed

@@ -37,7 +37,7 @@ impl ClientBuilder {
         F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
     {
-        self.requests.roots = Some(handlers::handler(handler));
+        self.inputs.roots = Some(handlers::handler(handler));
         self
     }
 
@@ -63,7 +63,7 @@ impl ClientBuilder {
         F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
     {
-        self.requests.sampling = Some(handlers::handler(handler));
+        self.inputs.sampling = Some(handlers::handler(handler));
         self
     }
 
@@ -92,7 +92,7 @@ impl ClientBuilder {
         F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
     {
-        self.requests.elicitation = Some(handlers::handler(handler));
+        self.inputs.elicitation = Some(handlers::handler(handler));
         self
     }
 
@@ -124,7 +124,7 @@ impl ClientBuilder {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub fn elicitation_url(mut self, takes_urls: bool) -> Self {
-        self.requests.elicitation_url = takes_urls;
+        self.inputs.elicitation_url = takes_urls;
         self
     }
 
@@ -152,7 +152,7 @@ impl ClientBuilder {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub fn elicitation_defaults(mut self, fill: bool) -> Self {
-        self.requests.elicitation_defaults = fill;
+        self.inputs.elicitation_defaults = fill;
         self
     }
 
@@ -178,7 +178,7 @@ impl ClientBuilder {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub fn sampling_tools(mut self, takes_tools: bool) -> Self {
-        self.requests.sampling_tools = takes_tools;
+        self.inputs.sampling_tools = takes_tools;
         self
     }
 }

@@ -30,31 +30,16 @@ const DEFAULT_POLL: Duration = Duration::from_secs(1);
 /// The shortest wait between polls, whatever the server suggests: never a busy loop.
 const MIN_POLL: Duration = Duration::from_millis(10);
 
-/// The two ways a task is spoken of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Wire {
-    /// 2025-11-25: the result comes from `tasks/result`.
-    Handshake,
-    /// The 2026-07-28 tasks extension: the result comes inline in `tasks/get`.
-    Extension,
-}
-
-impl Wire {
-    pub(super) fn of(era: Era) -> Self {
-        match era {
-            Era::Modern => Wire::Extension,
-            _ => Wire::Handshake,
-        }
-    }
-
-    /// The task object of a `tools/call` result, if the server made the call a task.
-    pub(super) fn created(self, result: &Value) -> Option<&Value> {
-        match self {
-            Wire::Extension => (result.get("resultType")? == "task").then_some(result),
-            Wire::Handshake => result
-                .get("task")
-                .filter(|task| task.is_object() && result.get("content").is_none()),
-        }
+/// The task object of a `tools/call` result, if the server made the call a
+/// task. A task is spoken of in two ways: in the modern era (the 2026-07-28
+/// tasks extension) its result comes inline in `tasks/get`; in the legacy
+/// era (2025-11-25) from `tasks/result`.
+pub(super) fn created_task(era: Era, result: &Value) -> Option<&Value> {
+    match era {
+        Era::Modern => (result.get("resultType")? == "task").then_some(result),
+        _ => result
+            .get("task")
+            .filter(|task| task.is_object() && result.get("content").is_none()),
     }
 }
 
@@ -73,14 +58,14 @@ impl Client {
     /// poll, a handler's answer): dropping the follower cancels the task.
     pub(super) async fn follow_task(
         &self,
-        wire: Wire,
+        era: Era,
         task: &Value,
         following: Following,
     ) -> Result<CallToolResult, Error> {
         let Some((limit, at)) = following.limit else {
-            return self.follow_to_the_end(wire, task, following).await;
+            return self.follow_to_the_end(era, task, following).await;
         };
-        let followed = self.follow_to_the_end(wire, task, following);
+        let followed = self.follow_to_the_end(era, task, following);
         futures::pin_mut!(followed);
         match futures::future::select(followed, Timer::at(at)).await {
             Either::Left((outcome, _)) => outcome,
@@ -98,7 +83,7 @@ impl Client {
     /// task ends.
     async fn follow_to_the_end(
         &self,
-        wire: Wire,
+        era: Era,
         task: &Value,
         following: Following,
     ) -> Result<CallToolResult, Error> {
@@ -120,14 +105,14 @@ impl Client {
             client: self,
             id: following.cancel_on_drop.then(|| id.clone()),
         };
-        self.inner.routes.watch_task(&id);
+        self.inner.inbound.watch_task(&id);
         let _unwatch = Unwatch(self, id.clone());
         let mut task = task.clone();
         let mut interval = poll_interval(&task);
         let mut result: Option<Answer<'_>> = None;
         loop {
             follower.report(&status);
-            match (status.status.as_str(), wire) {
+            match (status.status.as_str(), era) {
                 ("cancelled", _) => {
                     guard.id = None;
                     return Err(Error::Cancelled {
@@ -135,24 +120,22 @@ impl Client {
                         message: status.status_message,
                     });
                 }
-                ("completed" | "failed", Wire::Extension) => {
+                ("completed" | "failed", Era::Modern) => {
                     guard.id = None;
                     return ended(&id, &status, &task);
                 }
-                ("completed" | "failed" | "input_required", Wire::Handshake)
-                    if result.is_none() =>
-                {
+                ("completed" | "failed" | "input_required", Era::Legacy) if result.is_none() => {
                     // Blocks until the task ends, carrying the server's questions meanwhile.
                     // No per-request limit: it lasts as long as the task.
                     let unbounded = CallOptions::new().unbounded();
                     result =
                         Some(ask(self, "tasks/result", json!({ "taskId": id }), unbounded).boxed());
                 }
-                ("input_required", Wire::Extension) => follower.answer(&task).await?,
+                ("input_required", Era::Modern) => follower.answer(&task).await?,
                 _ => {}
             }
             // A 2025-11-25 task that ended needs no more polls, only its result.
-            let polling = !(wire == Wire::Handshake && status.is_terminal());
+            let polling = !(era == Era::Legacy && status.is_terminal());
             let mut next_poll = polling.then(|| Timer::after(interval));
             let woke = futures::future::poll_fn(|cx| {
                 if let Some(request) = &mut result {
@@ -160,7 +143,7 @@ impl Client {
                         return Poll::Ready(Woke::Result(outcome));
                     }
                 }
-                if let Poll::Ready(news) = self.inner.routes.poll_task_news(&id, cx) {
+                if let Poll::Ready(news) = self.inner.inbound.poll_task_news(&id, cx) {
                     return Poll::Ready(Woke::News(news));
                 }
                 if let Some(timer) = &mut next_poll {
@@ -240,7 +223,7 @@ impl Client {
     /// ```
     pub async fn task(&self, id: &str) -> Result<CallToolResult, Error> {
         let followed = async {
-            let wire = Wire::of(self.era());
+            let era = self.era();
             let task = ask(
                 self,
                 "tasks/get",
@@ -253,7 +236,7 @@ impl Client {
                 limit: None,
                 cancel_on_drop: false,
             };
-            self.follow_task(wire, &task, following).await
+            self.follow_task(era, &task, following).await
         };
         let followed = followed.await;
         self.named(followed)
@@ -413,6 +396,6 @@ struct Unwatch<'a>(&'a Client, String);
 
 impl Drop for Unwatch<'_> {
     fn drop(&mut self) {
-        self.0.inner.routes.unwatch_task(&self.1);
+        self.0.inner.inbound.unwatch_task(&self.1);
     }
 }

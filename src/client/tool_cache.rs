@@ -21,13 +21,13 @@ pub(crate) struct Version {
 
 #[derive(Default)]
 pub(crate) struct ToolCache {
-    state: Mutex<State>,
+    state: Mutex<Cached>,
     /// A listing ended (stored or failed): waiting callers look again.
     listed: Event,
 }
 
 #[derive(Default)]
-struct State {
+struct Cached {
     tools: Option<Arc<[Tool]>>,
     version: Option<Version>,
     fresh_until: Option<Instant>,
@@ -63,11 +63,11 @@ pub(crate) enum Look<'a> {
     Wait(EventListener),
     /// List the tools and [`store`](ToolCache::store) them; the guard lets
     /// the waiting callers go however the listing ends.
-    List(Listing<'a>),
+    List(ListingUnderway<'a>),
 }
 
 impl ToolCache {
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, Cached> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -82,7 +82,7 @@ impl ToolCache {
             return Look::Wait(self.listed.listen());
         }
         state.listing = true;
-        Look::List(Listing { cache: self })
+        Look::List(ListingUnderway { cache: self })
     }
 
     /// Keeps `tools`, listed at `version`, until `fresh_until` (if any).
@@ -123,11 +123,11 @@ impl ToolCache {
 
 /// A listing under way; dropping it (done, failed or cancelled) lets the
 /// callers that wait for it look again.
-pub(crate) struct Listing<'a> {
+pub(crate) struct ListingUnderway<'a> {
     cache: &'a ToolCache,
 }
 
-impl Drop for Listing<'_> {
+impl Drop for ListingUnderway<'_> {
     fn drop(&mut self) {
         self.cache.lock().listing = false;
         self.cache.listed.notify(usize::MAX);

@@ -48,8 +48,8 @@ pub(super) fn parse_document(text: &str, place: &Place<'_>) -> Result<Config, Co
             }
             // An entry that cannot be read fails alone.
             match parse_entry(name, entry, place, &mut config.warnings) {
-                Ok(Entry::Stdio(server)) => config.servers.push(server),
-                Ok(Entry::Skipped(reason)) => config.skipped.push(Skipped {
+                Ok(ReadEntry::Stdio(server)) => config.servers.push(server),
+                Ok(ReadEntry::Skipped(reason)) => config.skipped.push(Skipped {
                     name: name.clone(),
                     reason,
                 }),
@@ -73,7 +73,8 @@ pub(super) fn parse_document(text: &str, place: &Place<'_>) -> Result<Config, Co
     Ok(config)
 }
 
-enum Entry {
+/// What one entry of the file turned out to be.
+enum ReadEntry {
     Stdio(ServerConfig),
     Skipped(String),
 }
@@ -83,7 +84,7 @@ fn parse_entry(
     entry: &Value,
     place: &Place<'_>,
     warnings: &mut Vec<ConfigWarning>,
-) -> Result<Entry, ConfigError> {
+) -> Result<ReadEntry, ConfigError> {
     let fail = |field: &str, message: String| ConfigError::new(Some(name), Some(field), message);
     let expand = |field: &str, text: &str| substitute(text, place).map_err(|m| fail(field, m));
     let Value::Object(entry) = entry else {
@@ -101,17 +102,17 @@ fn parse_entry(
     };
     let string = |key: &str| Ok(field(key, "a string", Value::is_string)?.and_then(Value::as_str));
     if field("disabled", "a boolean", Value::is_boolean)? == Some(&Value::Bool(true)) {
-        return Ok(Entry::Skipped("disabled".into()));
+        return Ok(ReadEntry::Skipped("disabled".into()));
     }
     match string("type")? {
         None | Some("stdio") => {}
-        Some(other) => return Ok(Entry::Skipped(format!("type {other:?} is not stdio"))),
+        Some(other) => return Ok(ReadEntry::Skipped(format!("type {other:?} is not stdio"))),
     }
     let command = match string("command")? {
         Some(c) if c.trim().is_empty() => return Err(fail("command", "is empty".into())),
         Some(c) => expand("command", c)?,
         None if entry.contains_key("url") => {
-            return Ok(Entry::Skipped("a url: not a stdio server".into()))
+            return Ok(ReadEntry::Skipped("a url: not a stdio server".into()))
         }
         None => {
             let typo = entry
@@ -171,7 +172,7 @@ fn parse_entry(
         Some(dir) => Some(place.resolve(&expand("cwd", dir)?)),
         None => None,
     };
-    Ok(Entry::Stdio(ServerConfig {
+    Ok(ReadEntry::Stdio(ServerConfig {
         name: name.to_owned(),
         command,
         args,

@@ -10,13 +10,13 @@ use crate::builder::Builder;
 use crate::client::ClientBuilder;
 use crate::config::Config;
 
-use super::cache::{self, Entry};
+use super::cache::{self, CachedServer};
 use super::catalog::Catalog;
 use super::member::{Member, Started};
 use super::reload::close_idle_servers;
 use super::start::{Customize, CustomizeTransport, Starter, StateHook, ToolsHook};
 use super::state::ServerState;
-use super::{Group, Naming, Shared, DEFAULT_READY_WITHIN, DEFAULT_START_TIMEOUT};
+use super::{Core, Group, Naming, DEFAULT_READY_WITHIN, DEFAULT_START_TIMEOUT};
 
 /// Configures a [`Group`] before its servers start.
 ///
@@ -369,7 +369,7 @@ impl GroupBuilder {
                     .filter(|entry| entry.fingerprint == fingerprint);
                 let started = match entry {
                     Some(entry) => Started::Idle(Arc::new(entry)),
-                    None if lazy => Started::Idle(Arc::new(Entry::unknown(&fingerprint))),
+                    None if lazy => Started::Idle(Arc::new(CachedServer::unknown(&fingerprint))),
                     None => Started::Starting(None),
                 };
                 Member::new(server.clone(), fingerprint, started)
@@ -386,7 +386,7 @@ impl GroupBuilder {
             }
         }
         let group = Group {
-            inner: Arc::new(Shared {
+            inner: Arc::new(Core {
                 members: Mutex::new(members),
                 errors: Mutex::new(config.errors().to_vec()),
                 naming,

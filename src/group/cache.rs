@@ -17,7 +17,7 @@ use crate::client::{Client, Era, Implementation, Tool};
 /// What the file says of one server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Entry {
+pub(crate) struct CachedServer {
     /// A hash of the command line the server was started with (program,
     /// arguments, environment, folder): another one means another server.
     pub(crate) fingerprint: String,
@@ -28,10 +28,10 @@ pub(crate) struct Entry {
     pub(crate) tools: Vec<Tool>,
 }
 
-impl Entry {
+impl CachedServer {
     /// What a running server's client knows, with the tools just listed.
     pub(crate) fn of(client: &Client, fingerprint: &str, tools: Vec<Tool>) -> Self {
-        Entry {
+        CachedServer {
             fingerprint: fingerprint.to_owned(),
             era: client.era().to_string(),
             protocol_version: client.protocol_version().to_owned(),
@@ -43,7 +43,7 @@ impl Entry {
     /// A server never started and not in the file (a lazy group's): no
     /// tools, no era; never written to the file.
     pub(crate) fn unknown(fingerprint: &str) -> Self {
-        Entry {
+        CachedServer {
             fingerprint: fingerprint.to_owned(),
             era: String::new(),
             protocol_version: String::new(),
@@ -73,7 +73,7 @@ impl Entry {
 }
 
 /// The servers of the file, by name.
-pub(crate) type Entries = BTreeMap<String, Entry>;
+pub(crate) type Entries = BTreeMap<String, CachedServer>;
 
 /// The file: a format mark, then the servers.
 #[derive(Serialize, Deserialize)]
@@ -196,7 +196,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("stdio-mcp-cache-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("catalog.json");
-        let entry = Entry {
+        let entry = CachedServer {
             fingerprint: fingerprint("x"),
             era: "legacy".into(),
             protocol_version: "2025-06-18".into(),

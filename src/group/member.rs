@@ -19,16 +19,16 @@ use crate::config::ServerConfig;
 use crate::error::Error;
 use crate::transport::Transport;
 
-use super::cache::Entry;
+use super::cache::CachedServer;
 use super::runtime;
 use super::start::Starter;
 use super::state::ServerState;
 
 pub(crate) enum Started {
     /// Not running; serving this catalog until its next call.
-    Idle(Arc<Entry>),
+    Idle(Arc<CachedServer>),
     /// Being started; serving the cached catalog meanwhile, if there is one.
-    Starting(Option<Arc<Entry>>),
+    Starting(Option<Arc<CachedServer>>),
     Ready {
         client: Client,
         /// Started by a call, after serving a cached catalog.
@@ -162,10 +162,10 @@ impl Member {
     /// Its tools (listed by a running server, the catalog for one not
     /// running) and, when `caching`, what the catalog cache is to keep of
     /// it; `None` when it has no list to give.
-    pub(crate) async fn tools(&self, caching: bool) -> Option<(Vec<Tool>, Option<Entry>)> {
+    pub(crate) async fn tools(&self, caching: bool) -> Option<(Vec<Tool>, Option<CachedServer>)> {
         let client = match &*lock(&self.state) {
             Started::Idle(cached) | Started::Starting(Some(cached)) => {
-                let entry = (caching && cached.is_known()).then(|| Entry::clone(cached));
+                let entry = (caching && cached.is_known()).then(|| CachedServer::clone(cached));
                 return Some((cached.tools.clone(), entry));
             }
             Started::Ready { client, .. } => client.clone(),
@@ -175,7 +175,7 @@ impl Member {
             return None;
         }
         let tools = client.tools().await.ok()?;
-        let entry = caching.then(|| Entry::of(&client, &self.fingerprint, tools.clone()));
+        let entry = caching.then(|| CachedServer::of(&client, &self.fingerprint, tools.clone()));
         Some((tools, entry))
     }
 
@@ -220,7 +220,11 @@ impl Member {
     /// One start, on the group's thread: connect and list within the start
     /// limit, then settle (or, if the member was closed meanwhile, close
     /// what was started). Dropped when cancelled.
-    async fn run_start(member: Arc<Member>, starter: Arc<Starter>, served: Option<Arc<Entry>>) {
+    async fn run_start(
+        member: Arc<Member>,
+        starter: Arc<Starter>,
+        served: Option<Arc<CachedServer>>,
+    ) {
         let _running = Running(Arc::clone(&member));
         let owner = Arc::downgrade(&member);
         let mut builder = starter.builder(
@@ -342,7 +346,7 @@ impl Member {
         &self,
         starter: &Starter,
         limit: Duration,
-        catalog: Entry,
+        catalog: CachedServer,
     ) -> bool {
         let idle = |started: &Started| {
             matches!(started, Started::Ready { .. })
@@ -417,10 +421,10 @@ impl Member {
     }
 
     /// The catalog to serve after an idle close: the last listing.
-    pub(crate) async fn last_catalog(&self) -> Option<Entry> {
+    pub(crate) async fn last_catalog(&self) -> Option<CachedServer> {
         let client = self.running()?;
         let tools = client.tools().await.ok()?;
-        Some(Entry::of(&client, &self.fingerprint, tools))
+        Some(CachedServer::of(&client, &self.fingerprint, tools))
     }
 }
 

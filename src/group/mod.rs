@@ -67,10 +67,10 @@ pub const DEFAULT_READY_WITHIN: Duration = Duration::from_secs(10);
 /// [`close`](Self::close)) ends every server.
 #[derive(Clone)]
 pub struct Group {
-    inner: Arc<Shared>,
+    inner: Arc<Core>,
 }
 
-struct Shared {
+struct Core {
     /// The servers, in config order; `reload` changes the list.
     members: Mutex<Vec<Arc<Member>>>,
     /// The entries of the config that could not be read.
@@ -240,7 +240,7 @@ impl Group {
     }
 }
 
-impl Drop for Shared {
+impl Drop for Core {
     /// The last handle is gone: every server is closed, in the background.
     fn drop(&mut self) {
         for member in lock(&self.members).iter() {

@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::error::Error;
 
 use super::member::{Member, Started};
-use super::{lock, runtime, Group, Shared};
+use super::{lock, runtime, Core, Group};
 
 /// What [`Group::reload`] did to one server.
 ///
@@ -165,7 +165,7 @@ impl Group {
 
 /// Closes the servers of `group` unused for `limit` to `Idle`, checking a
 /// few times per limit, for as long as the group lives.
-pub(super) fn close_idle_servers(group: Weak<Shared>, limit: Duration) {
+pub(super) fn close_idle_servers(group: Weak<Core>, limit: Duration) {
     let every = (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
     runtime::spawn(async move {
         loop {
