@@ -1,6 +1,6 @@
 //! Cancelling by drop, and time limits.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

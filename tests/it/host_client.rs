@@ -3,7 +3,7 @@
 //! says when it gave up, connect failures that say why, and the small API a
 //! newcomer reaches for (Clone, close's exit status, on_notification).
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! scenario's server does (`tests/peer/conformance.rs`), and each test checks
 //! on the wire what that scenario checks. A test's name carries its scenario's id.
 
-mod common;
+use crate::common;
 
 use common::{peer, received, run};
 use serde_json::{json, Value};

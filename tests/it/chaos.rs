@@ -1,7 +1,7 @@
 //! Hostile and broken servers: what the caller observes for each misbehaviour.
 //! The README's chaos table names these tests (and a few in other files).
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

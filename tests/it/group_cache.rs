@@ -3,7 +3,7 @@
 //! a stale or broken cache means ordinary starts; a changed tool list is
 //! reported.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

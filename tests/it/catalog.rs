@@ -2,7 +2,7 @@
 //! era, restarts, racing callers), arguments from any `Serialize`, and typed
 //! results (`structured`, `into_result`).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::time::Duration;

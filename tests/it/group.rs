@@ -1,7 +1,7 @@
 //! Groups: a config's servers started at once, their tools under one naming,
 //! calls routed to their server; servers that fail fail nothing else.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

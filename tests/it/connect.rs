@@ -3,7 +3,7 @@
 //! probes answered with something else than a `DiscoverResult`, a refusal
 //! that lists the very version just sent, and stdout that is only noise.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! documented formats), variable substitution, bad files, and servers started
 //! from a configuration.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! a batch file. Run here on Linux and, with `../shared/tools/test-windows`,
 //! on Windows under Wine.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

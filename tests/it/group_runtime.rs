@@ -3,7 +3,7 @@
 //! restart, stop, reload and idle closes, each server's transport reached,
 //! prompts and resources merged, config entries that fail alone.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! 2026-07-28 protocol fields on every request, the era's mappings of methods
 //! it removed, `resultType`, and the modern path under every executor.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
@@ -191,7 +191,7 @@ fn a_legacy_server_that_exits_on_the_probe_is_started_again_once() {
 #[test]
 fn unsupported_version_answers_lead_to_a_common_version_or_a_clear_error() {
     run(15, async {
-        // (A refusal of the very version it lists: tests/connect.rs.)
+        // (A refusal of the very version it lists: tests/it/connect.rs.)
         // Only a legacy version in common: the handshake, offering that one.
         let client = connect(discover("offer:2025-06-18"), Era::Auto)
             .await

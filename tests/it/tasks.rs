@@ -3,7 +3,7 @@
 //! tasks extension's, against the test peer's `--tasks` tools; the wire is
 //! checked through the peer's record of what it read.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

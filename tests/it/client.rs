@@ -1,7 +1,7 @@
 //! The MCP client against the repo's peer: handshake, negotiation, pagination,
 //! progress, and the server's own requests.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,7 +33,7 @@ fn connect_performs_the_handshake() {
             meta["io.modelcontextprotocol/clientInfo"]["name"],
             "stdio-mcp"
         );
-        // No handlers: only the tasks extension (tests/tasks.rs).
+        // No handlers: only the tasks extension (tests/it/tasks.rs).
         assert_eq!(
             meta["io.modelcontextprotocol/clientCapabilities"],
             json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})

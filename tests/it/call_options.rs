@@ -2,7 +2,7 @@
 //! that it never extends, extra `_meta`, a progress callback for any method,
 //! and clear errors for params that cannot carry `_meta`.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! Start, exit, stderr, close and the driver's end, against a real child.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

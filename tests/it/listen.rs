@@ -3,7 +3,7 @@
 //! cancelled on drop, ended by the server. Legacy: the same stream from the
 //! server's notifications, after `resources/subscribe`.
 
-mod common;
+use crate::common;
 
 use common::{peer, received, run, within};
 use futures::StreamExt;

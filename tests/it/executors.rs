@@ -2,7 +2,7 @@
 //! (multi-thread and current-thread), async-compat and `futures::executor`, each
 //! with the default background thread and with the driver on the executor itself.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

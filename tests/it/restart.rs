@@ -4,7 +4,7 @@
 //! streams are taken back and told of the gap; the policy gives up on a server
 //! that fails at every start; `close()` never restarts; under every executor.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

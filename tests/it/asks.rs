@@ -2,7 +2,7 @@
 //! sampling) answered through the result builders, and what the client
 //! declares it can do, in both eras.
 
-mod common;
+use crate::common;
 
 use common::{peer, received, run};
 use serde_json::{json, Value};
@@ -113,7 +113,7 @@ fn the_client_declares_what_its_handlers_take_in_both_eras() {
         let legacy = typed(peer(&[])).connect().await.unwrap();
         let lines = received(&legacy.transport()).await;
         let init = lines.iter().find(|l| l["method"] == "initialize").unwrap();
-        // And tasks: tool calls may become tasks (tests/tasks.rs).
+        // And tasks: tool calls may become tasks (tests/it/tasks.rs).
         let mut legacy_expected = expected.clone();
         legacy_expected["tasks"] = json!({});
         assert_eq!(init["params"]["capabilities"], legacy_expected);

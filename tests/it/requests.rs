@@ -1,6 +1,6 @@
 //! Requests, responses, notifications and server requests against a real child.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 
