@@ -1,5 +1,6 @@
 //! Configuring and starting an MCP server child process.
 
+use std::any::Any;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
@@ -16,8 +17,6 @@ use crate::shared::Shared;
 use crate::sys;
 use crate::transport::Transport;
 
-mod command_line;
-
 /// The default for [`Builder::max_message_size`]: 64 MiB.
 ///
 /// # Examples
@@ -28,7 +27,7 @@ mod command_line;
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 << 20;
 
 #[derive(Debug, Clone)]
-enum EnvChange {
+pub(crate) enum EnvChange {
     Set(OsString, OsString),
     Remove(OsString),
     Clear,
@@ -60,9 +59,9 @@ pub struct Builder {
     process_group: bool,
     kill_on_parent_death: bool,
     pub(crate) handlers: Handlers,
-    /// The server's name in a client's errors: its config name, when it came
-    /// from a config file; else the program.
-    pub(crate) name: Option<String>,
+    /// What a layer above hung on this builder to read back later (the
+    /// config entry it was made from); carried along, never read here.
+    pub(crate) attachment: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl Transport {
@@ -104,7 +103,7 @@ impl Builder {
             process_group: false,
             kill_on_parent_death: false,
             handlers: Handlers::default(),
-            name: None,
+            attachment: None,
         }
     }
 
@@ -403,25 +402,6 @@ impl Builder {
     ///
     /// As for [`spawn`](Self::spawn).
     pub fn spawn_with_driver(self) -> Result<(Transport, Driver), Error> {
-        let configured = self.name.is_some();
-        self.start().map_err(|error| match error {
-            // A server from a config file: say which field of its entry is at fault.
-            Error::Start { program, reason } if configured => {
-                let field = if reason.starts_with("no such directory") {
-                    "cwd"
-                } else {
-                    "command"
-                };
-                Error::Start {
-                    program,
-                    reason: format!("{reason} (the config entry's \"{field}\")"),
-                }
-            }
-            other => other,
-        })
-    }
-
-    fn start(self) -> Result<(Transport, Driver), Error> {
         let Some(program) = self.command.first() else {
             return Err(Error::EmptyCommand);
         };
@@ -476,6 +456,21 @@ impl Builder {
         Ok((Transport::new(shared), driver))
     }
 
+    /// The program and its arguments.
+    pub(crate) fn argv(&self) -> &[OsString] {
+        &self.command
+    }
+
+    /// The changes to the child's environment, in order.
+    pub(crate) fn env_changes(&self) -> &[EnvChange] {
+        &self.env
+    }
+
+    /// The folder the child starts in, if not this process's.
+    pub(crate) fn dir(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
     /// The same configuration with `handlers`: a server started again.
     pub(crate) fn again(&self, handlers: Handlers) -> Builder {
         Builder {
@@ -487,7 +482,7 @@ impl Builder {
             process_group: self.process_group,
             kill_on_parent_death: self.kill_on_parent_death,
             handlers,
-            name: self.name.clone(),
+            attachment: self.attachment.clone(),
         }
     }
 

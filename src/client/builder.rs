@@ -14,6 +14,7 @@ use super::connected::Client;
 use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 use super::handlers::InputHandlers;
 use super::inbound::ToolsChanged;
+use super::origin;
 use super::restart::{RestartHook, RestartInfo, RestartPolicy, SpawnHook};
 use super::types::{Extra, Implementation};
 #[cfg(feature = "validate")]
@@ -120,7 +121,7 @@ impl ClientBuilder {
     /// The command line the client starts (program, arguments, environment,
     /// folder), as text.
     pub(crate) fn command_key(&self) -> String {
-        self.transport.command_key()
+        origin::command_key(&self.transport)
     }
 
     /// The era asked for; `Auto` unless [`era`](Self::era) set one.
@@ -499,7 +500,7 @@ impl ClientBuilder {
         let name = self
             .name
             .clone()
-            .unwrap_or_else(|| self.transport.server_name());
+            .unwrap_or_else(|| origin::server_name(&self.transport));
         match self.open(run_driver, &name).await {
             Ok(client) => Ok(client),
             Err(error) => Err(error.named(&name)),

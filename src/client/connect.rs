@@ -19,6 +19,7 @@ use super::era::{Era, MODERN_PROTOCOL_VERSIONS};
 use super::inbound::Inbound;
 use super::life::Life;
 use super::noise::Noise;
+use super::origin;
 use super::restart::{self, Again, Handoff, Restarter};
 use super::session::{handshake, known_era, probe, remember_era, Hello, Probe};
 
@@ -70,7 +71,7 @@ impl ClientBuilder {
         let restarting = restart.is_some();
         let restart = restart.map(|policy| (policy, transport.again(handlers.handlers())));
         let mut start = |builder: Builder| -> Result<Started, Error> {
-            let (started, driver) = builder.spawn_with_driver()?;
+            let (started, driver) = origin::spawn(builder)?;
             if let Some(hook) = &on_spawn {
                 hook(&started);
             }
@@ -90,7 +91,7 @@ impl ClientBuilder {
             run_driver(driver.then(restart::supervise(supervised)));
             Ok((started, Some(handoff)))
         };
-        let command = transport.command_key();
+        let command = origin::command_key(&transport);
         // A legacy server this process met before that ignored or died on
         // the probe is not probed again: it would only cost that again.
         let era = match (era, known_era(&command)) {

@@ -39,6 +39,7 @@ mod listing;
 mod methods;
 mod noise;
 mod offers;
+mod origin;
 mod restart;
 mod server_requests;
 mod session;

@@ -30,6 +30,7 @@ use super::era::Era;
 use super::inbound::Inbound;
 use super::life::{exit_error, Life};
 use super::noise::Noise;
+use super::origin;
 use super::session::{handshake, Hello};
 use super::types::{Implementation, LoggingLevel};
 use super::wire::{send_listen, Protocol};
@@ -325,17 +326,14 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
         let closing = live.changed();
         let (log_level, subscribed) = live.to_restore();
         drop(live);
-        let (transport, next) = match restarter
-            .builder
-            .again(restarter.handlers.handlers())
-            .spawn_with_driver()
-        {
-            Ok(started) => started,
-            Err(error) => {
-                loss = error;
-                continue;
-            }
-        };
+        let (transport, next) =
+            match origin::spawn(restarter.builder.again(restarter.handlers.handlers())) {
+                Ok(started) => started,
+                Err(error) => {
+                    loss = error;
+                    continue;
+                }
+            };
         if let Some(hook) = &restarter.on_spawn {
             hook(&transport);
         }

@@ -44,6 +44,7 @@
 //! ```
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::builder::Builder;
 use crate::transport::Transport;
@@ -190,9 +191,24 @@ impl ServerConfig {
         if let Some(dir) = &self.cwd {
             builder = builder.cwd(dir);
         }
-        builder.name = Some(self.name.clone());
+        builder.attachment = Some(Arc::new(Configured {
+            name: self.name.clone(),
+        }));
         builder
     }
+}
+
+/// What a builder made from a config entry carries: the entry's name, which
+/// a client calls the server by in its errors.
+struct Configured {
+    name: String,
+}
+
+/// The name of the config entry `builder` was made from, if it was.
+pub(crate) fn configured_name(builder: &Builder) -> Option<&str> {
+    let attached = builder.attachment.as_deref()?;
+    let configured = attached.downcast_ref::<Configured>()?;
+    Some(&configured.name)
 }
 
 /// An entry that is not a stdio server, and why it was left aside.

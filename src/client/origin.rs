@@ -1,0 +1,148 @@
+//! Where a client's server comes from, as the client speaks of it: its name
+//! in errors (a config entry's, else its program's), the key its era is
+//! remembered under (which a group's catalog cache fingerprints too), and a
+//! start failure worded for the config entry at fault.
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::builder::{Builder, EnvChange};
+use crate::config::configured_name;
+use crate::driver::Driver;
+use crate::error::Error;
+use crate::transport::Transport;
+
+/// What a client calls the server `transport` starts in its errors: the
+/// config entry's name, else the program as given.
+pub(crate) fn server_name(transport: &Builder) -> String {
+    match (configured_name(transport), transport.argv().first()) {
+        (Some(name), _) => name.to_owned(),
+        (None, Some(program)) => program_name(program),
+        (None, None) => String::new(),
+    }
+}
+
+/// Starts `transport`'s server. A server from a config file that cannot
+/// start says which field of its entry is at fault.
+pub(crate) fn spawn(transport: Builder) -> Result<(Transport, Driver), Error> {
+    let configured = configured_name(&transport).is_some();
+    transport.spawn_with_driver().map_err(|error| match error {
+        Error::Start { program, reason } if configured => {
+            let field = if reason.starts_with("no such directory") {
+                "cwd"
+            } else {
+                "command"
+            };
+            Error::Start {
+                program,
+                reason: format!("{reason} (the config entry's \"{field}\")"),
+            }
+        }
+        other => other,
+    })
+}
+
+/// What the era found for a server is remembered under, and what a group's
+/// catalog cache fingerprints: the command line, the environment changes
+/// and the working directory, as JSON (a text no Rust release changes,
+/// unlike `Debug`'s).
+pub(crate) fn command_key(transport: &Builder) -> String {
+    let env: Vec<Value> = transport
+        .env_changes()
+        .iter()
+        .map(|change| match change {
+            EnvChange::Set(key, value) => serde_json::json!(["set", os_text(key), os_text(value)]),
+            EnvChange::Remove(key) => serde_json::json!(["remove", os_text(key)]),
+            EnvChange::Clear => serde_json::json!(["clear"]),
+        })
+        .collect();
+    let command: Vec<Value> = transport.argv().iter().map(|part| os_text(part)).collect();
+    let cwd = transport.dir().map(|cwd| os_text(cwd.as_os_str()));
+    serde_json::json!([command, env, cwd]).to_string()
+}
+
+/// `text` as a JSON string, or, when it is not Unicode, as `{"bytes": hex}` of
+/// its platform encoding (so two such texts are never taken for one).
+fn os_text(text: &OsStr) -> Value {
+    match text.to_str() {
+        Some(text) => Value::from(text),
+        None => {
+            let hex: String = text
+                .as_encoded_bytes()
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect();
+            serde_json::json!({ "bytes": hex })
+        }
+    }
+}
+
+/// A program as a person calls it: its file name without the folder or an
+/// executable extension (`npx` for `C:\\nodejs\\npx.cmd`).
+fn program_name(program: &OsStr) -> String {
+    let name = Path::new(program)
+        .file_name()
+        .unwrap_or(program)
+        .to_string_lossy();
+    let executable = [".exe", ".cmd", ".bat", ".com"].iter().find(|ext| {
+        name.len() > ext.len()
+            && name.is_char_boundary(name.len() - ext.len())
+            && name[name.len() - ext.len()..].eq_ignore_ascii_case(ext)
+    });
+    match executable {
+        Some(ext) => name[..name.len() - ext.len()].to_owned(),
+        None => name.into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{command_key, program_name};
+    use std::ffi::OsStr;
+
+    #[test]
+    fn a_program_is_named_by_its_file_name_without_an_executable_extension() {
+        assert_eq!(program_name(OsStr::new("npx")), "npx");
+        assert_eq!(
+            program_name(OsStr::new("/usr/bin/python3.11")),
+            "python3.11"
+        );
+        assert_eq!(program_name(OsStr::new("C:/nodejs/npx.CMD")), "npx");
+        assert_eq!(
+            program_name(OsStr::new("stdio-mcp-peer.exe")),
+            "stdio-mcp-peer"
+        );
+        assert_eq!(program_name(OsStr::new(".exe")), ".exe");
+    }
+
+    #[test]
+    fn a_command_key_is_json_of_everything_the_child_is_started_with() {
+        let builder = crate::Transport::builder(["npx", "-y", "server \"x\""])
+            .env_clear()
+            .env("TOKEN", "a b")
+            .env_remove("HOME")
+            .cwd("/srv");
+        assert_eq!(
+            command_key(&builder),
+            r#"[["npx","-y","server \"x\""],[["clear"],["set","TOKEN","a b"],["remove","HOME"]],"/srv"]"#
+        );
+        let bare = crate::Transport::builder(["npx"]);
+        assert_eq!(command_key(&bare), r#"[["npx"],[],null]"#);
+        assert_ne!(
+            command_key(&bare),
+            command_key(&crate::Transport::builder(["npx", ""]))
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_command_key_keeps_text_that_is_not_unicode_apart() {
+        use std::os::unix::ffi::OsStrExt;
+        let key =
+            |bytes: &[u8]| command_key(&crate::Transport::builder([OsStr::from_bytes(bytes)]));
+        assert_eq!(key(b"a\xff"), r#"[[{"bytes":"61ff"}],[],null]"#);
+        assert_ne!(key(b"a\xff"), key(b"a\xfe"));
+    }
+}
