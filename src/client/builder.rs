@@ -10,7 +10,7 @@ use crate::driver::Driver;
 use crate::error::Error;
 use crate::message::Notification;
 
-use super::connected::Client;
+use super::client::Client;
 use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 use super::handlers::InputHandlers;
 use super::inbound::ToolsChanged;
@@ -508,6 +508,16 @@ impl ClientBuilder {
     }
 }
 
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("transport", &self.transport)
+            .field("client_info", &self.client_info)
+            .field("handshake_timeout", &self.handshake_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Client {
     /// Starts the server and finds its era: a `server/discover` probe, then
     /// stateless 2026-07-28 with a modern server, or the `initialize`
@@ -547,15 +557,5 @@ impl Client {
     /// ```
     pub fn builder(transport: Builder) -> ClientBuilder {
         ClientBuilder::new(transport)
-    }
-}
-
-impl fmt::Debug for ClientBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientBuilder")
-            .field("transport", &self.transport)
-            .field("client_info", &self.client_info)
-            .field("handshake_timeout", &self.handshake_timeout)
-            .finish_non_exhaustive()
     }
 }

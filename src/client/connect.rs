@@ -14,7 +14,7 @@ use crate::error::{ConnectDiagnosis, Error, ErrorKind};
 use crate::transport::Transport;
 
 use super::builder::ClientBuilder;
-use super::connected::Client;
+use super::client::Client;
 use super::era::{Era, MODERN_PROTOCOL_VERSIONS};
 use super::inbound::Inbound;
 use super::life::Life;

@@ -7,10 +7,10 @@ use serde_json::json;
 
 use crate::error::Error;
 
-use super::call::CallOptions;
-use super::connected::Client;
+use super::client::Client;
 use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT};
 use super::life::Hold;
+use super::request::CallOptions;
 use super::subscription::{ListenFilter, Subscription};
 use super::wire::send_listen;
 

@@ -1,25 +1,22 @@
-//! The MCP methods as typed calls of a [`Client`]: listings (every page),
-//! tools, prompts, resources, completion, logging, roots; each in whichever
-//! era the server speaks.
+//! The MCP methods as typed calls of a [`Client`], besides tools
+//! (`tools.rs`): listings (every page), ping, prompts, resources,
+//! completion, logging, roots; each in whichever era the server speaks.
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::error::Error;
 
-use super::call::{CallOptions, ProgressRoute};
-use super::connected::{excerpt, Client};
+use super::client::Client;
 use super::era::Era;
 use super::listing::{ListItem, Listing};
 use super::offers::{
     CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
 };
-use super::task::{created_task, Following};
-use super::task_status::TaskSupport;
-use super::types::{CallToolResult, LoggingLevel, Progress, Tool};
+use super::request::CallOptions;
+use super::types::LoggingLevel;
 use super::wire::decode;
 
 impl Client {
@@ -118,216 +115,6 @@ impl Client {
         self.request(method, None, CallOptions::new())
             .await
             .map(drop)
-    }
-
-    /// Every tool, across all pages, asked of the server now; the list
-    /// [`tools`](Self::tools) serves is refreshed with it.
-    ///
-    /// # Errors
-    ///
-    /// The transport's error, or [`Error::Protocol`] for a malformed list.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
-    /// for tool in client.list_tools().await? {
-    ///     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
-    /// }
-    /// # Ok::<(), stdio_mcp::Error>(()) });
-    /// ```
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
-        let version = self.tools_version();
-        let listing = self.listing::<Tool>().await?;
-        self.inner
-            .tools
-            .store(&listing.items, listing.fresh_until, version);
-        Ok(listing.items)
-    }
-
-    /// Calls a tool. A tool that reports failure gives `Ok` with `is_error: true`.
-    /// `arguments` is anything that serializes to a JSON object (`json!({..})`,
-    /// a struct, a map), or to `null` for none.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidArguments`](crate::ErrorKind::InvalidArguments) when
-    /// `arguments` is neither an object nor `null` (nothing is sent); else the
-    /// server's or the transport's error. An unknown tool is an `Ok` result
-    /// with `is_error` set from some servers (the TypeScript and Python SDKs'),
-    /// an [`ErrorKind::Rpc`](crate::ErrorKind::Rpc) error (`-32602`) from others:
-    /// handle both.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
-    /// let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
-    /// if result.is_error {
-    ///     eprintln!("the tool failed: {}", result.text());
-    /// }
-    /// # Ok::<(), stdio_mcp::Error>(()) });
-    /// ```
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: impl Serialize,
-    ) -> Result<CallToolResult, Error> {
-        self.call_tool_with(name, arguments, CallOptions::new())
-            .await
-    }
-
-    /// Calls a tool with a progress token; each `notifications/progress` for it is
-    /// handed to `on_progress` in order, all before this resolves. Other calls
-    /// never see them.
-    ///
-    /// The client's default limit ([`ClientBuilder::request_timeout`](super::ClientBuilder::request_timeout))
-    /// restarts with each progress, so a call that keeps reporting is never cut
-    /// short by it. For other limits (one that progress restarts or not, a cap
-    /// on the whole call) use [`call_tool_with`](Self::call_tool_with) and
-    /// [`CallOptions`].
-    ///
-    /// # Errors
-    ///
-    /// As for [`call_tool`](Self::call_tool).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
-    /// let result = client
-    ///     .call_tool_with_progress("build", serde_json::json!({}), |p| {
-    ///         println!("{} of {:?}: {}", p.progress, p.total, p.message.as_deref().unwrap_or(""))
-    ///     })
-    ///     .await?;
-    /// # Ok::<(), stdio_mcp::Error>(()) });
-    /// ```
-    pub async fn call_tool_with_progress(
-        &self,
-        name: &str,
-        arguments: impl Serialize,
-        on_progress: impl FnMut(&Progress) + Send + 'static,
-    ) -> Result<CallToolResult, Error> {
-        self.call_tool_with(name, arguments, CallOptions::new().on_progress(on_progress))
-            .await
-    }
-
-    /// [`call_tool`](Self::call_tool) with per-call `options`: time limits that
-    /// progress may restart, a cap on the whole call, extra `_meta`, progress.
-    ///
-    /// # Errors
-    ///
-    /// As for [`request`](Self::request).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # futures::executor::block_on(async {
-    /// use std::time::Duration;
-    /// use serde_json::json;
-    /// use stdio_mcp::client::{CallOptions, Client};
-    ///
-    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
-    /// let built = client
-    ///     .call_tool_with(
-    ///         "build",
-    ///         json!({"target": "release"}),
-    ///         CallOptions::new()
-    ///             .timeout(Duration::from_secs(30))
-    ///             .reset_timeout_on_progress(true)
-    ///             .max_total_time(Duration::from_secs(1800))
-    ///             .on_progress(|p| println!("{:?}", p.message)),
-    ///     )
-    ///     .await?;
-    /// # Ok::<(), stdio_mcp::Error>(()) });
-    /// ```
-    pub async fn call_tool_with(
-        &self,
-        name: &str,
-        arguments: impl Serialize,
-        mut options: CallOptions,
-    ) -> Result<CallToolResult, Error> {
-        let arguments = match serde_json::to_value(arguments) {
-            Ok(arguments) => arguments,
-            Err(error) => {
-                return self.named(Err(Error::InvalidArguments(format!(
-                    "the arguments of tool {name} cannot be made JSON: {error}"
-                ))))
-            }
-        };
-        #[cfg(feature = "validate")]
-        {
-            let checked = self.check_arguments(name, &arguments).await;
-            self.named(checked)?;
-        }
-        let mut params = match arguments {
-            // No arguments: the key is left out.
-            Value::Null => json!({ "name": name }),
-            Value::Object(_) => json!({ "name": name, "arguments": arguments }),
-            other => {
-                return self.named(Err(Error::InvalidArguments(format!(
-                    "the arguments of tool {name} must be a JSON object, not {}",
-                    excerpt(&other)
-                ))))
-            }
-        };
-        let (as_task, on_task, limit) = options.take_task_part();
-        // A task's progress outlives its `tools/call` request: the call
-        // routes its token for its whole life, and the request carries it.
-        let progress = options.take_on_progress().map(|user| {
-            ProgressRoute::open(&self.inner.inbound, self.progress_token(), Some(user))
-        });
-        if let Some(route) = &progress {
-            options = route.carried_by(options);
-        }
-        let started = Instant::now();
-        let era = self.era();
-        if era == Era::Legacy && self.runs_tool_tasks() {
-            let support = match self.cached_tools().await {
-                Ok(tools) => tools
-                    .iter()
-                    .find(|tool| tool.name == name)
-                    .map_or(TaskSupport::Forbidden, Tool::task_support),
-                Err(_) => TaskSupport::Forbidden,
-            };
-            if support == TaskSupport::Required || (support == TaskSupport::Optional && as_task) {
-                params["task"] = json!({});
-            }
-        }
-        let result = self.request("tools/call", Some(params), options).await?;
-        let result: CallToolResult = match created_task(era, &result) {
-            Some(task) => {
-                let following = Following {
-                    on_task,
-                    limit: limit.map(|limit| (limit, started + limit)),
-                    cancel_on_drop: true,
-                };
-                let followed = self.follow_task(era, task, following).await;
-                self.named(followed)?
-            }
-            None => self.named(decode("tools/call", result))?,
-        };
-        #[cfg(feature = "validate")]
-        {
-            let checked = self.check_result(name, &result).await;
-            self.named(checked)?;
-        }
-        Ok(result)
-    }
-
-    /// Whether a 2025-11-25 server takes tool calls as tasks
-    /// (`tasks.requests.tools.call` among its capabilities).
-    fn runs_tool_tasks(&self) -> bool {
-        self.server_capabilities()
-            .extra
-            .get("tasks")
-            .and_then(|t| t.get("requests"))
-            .and_then(|r| r.get("tools"))
-            .and_then(|t| t.get("call"))
-            .is_some()
     }
 
     /// Every prompt, across all pages.

@@ -20,15 +20,17 @@
 
 // From the wire up: what a request carries (wire), the handlers and routes of
 // what the server sends (handlers, inbound), the client's hold on its process
-// (life), one call (call), the era's opening (session), restarts (restart),
-// then the public client (connected, listen, catalog, a task followed: task)
-// and its builder.
+// (life), one request (request; its time limits: limits), the era's opening
+// (session, connect), restarts (restart), where the server comes from
+// (origin); then the public client, one topic a file: the handle (client),
+// the MCP methods (methods), tools (tools), tasks (tasks), change
+// notifications (listen), and the builder (builder, with Client::connect).
 mod asks;
 mod builder;
-mod call;
-mod catalog;
+// The handle's file, as the layout in docs/design.md names it.
+#[allow(clippy::module_inception)]
+mod client;
 mod connect;
-mod connected;
 mod era;
 mod handlers;
 mod inbound;
@@ -40,13 +42,15 @@ mod methods;
 mod noise;
 mod offers;
 mod origin;
+mod request;
 mod restart;
 mod server_requests;
 mod session;
 mod subscription;
-mod task;
 mod task_status;
+mod tasks;
 mod tool_cache;
+mod tools;
 mod types;
 #[cfg(feature = "validate")]
 mod validation;
@@ -56,8 +60,7 @@ pub use asks::{
     CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, SamplingMessage,
 };
 pub use builder::ClientBuilder;
-pub use call::CallOptions;
-pub use connected::{Client, ClientClose};
+pub use client::{Client, ClientClose};
 pub use era::{
     Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
     LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS,
@@ -69,6 +72,7 @@ pub use offers::{
     CompleteResult, Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage,
     ReadResourceResult, Resource, ResourceTemplate,
 };
+pub use request::CallOptions;
 pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
 pub use subscription::{ListenFilter, Subscription};
 pub use task_status::{TaskStatus, TaskSupport};

@@ -18,9 +18,9 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, RpcError};
 
-use super::call::{answer_inputs, CallOptions, TaskCallback};
-use super::connected::Client;
+use super::client::Client;
 use super::era::Era;
+use super::request::{answer_inputs, CallOptions, TaskCallback};
 use super::task_status::TaskStatus;
 use super::types::CallToolResult;
 use super::wire::{decode, with_meta};

@@ -16,11 +16,11 @@ use crate::child::ExitStatus;
 use crate::error::Error;
 use crate::transport::{Close, Transport};
 
-use super::call::{CallOptions, Caller};
 use super::era::Era;
 use super::handlers::InputHandlers;
 use super::inbound::Inbound;
 use super::life::{ClientState, Life};
+use super::request::{CallOptions, Caller};
 use super::session::Session;
 use super::subscription::Subscription;
 use super::tool_cache::ToolCache;
