@@ -24,9 +24,12 @@ pub(super) type TaskCallback = Box<dyn FnMut(&TaskStatus) + Send>;
 /// How one call is made: [`Client::request`](super::Client::request) and
 /// [`Client::call_tool_with`](super::Client::call_tool_with).
 ///
-/// By default a call has the transport's time limit, which progress does not
-/// extend. With [`reset_timeout_on_progress`](Self::reset_timeout_on_progress)
-/// the limit counts from the latest progress notification instead, and
+/// By default a call has the transport's time limit if it has one, which
+/// progress does not extend; else the client's
+/// ([`request_timeout`](super::ClientBuilder::request_timeout), 5 minutes),
+/// which each progress the call hears of restarts. With
+/// [`reset_timeout_on_progress`](Self::reset_timeout_on_progress) any limit
+/// counts from the latest progress notification instead, and
 /// [`max_total_time`](Self::max_total_time) caps the whole call whatever
 /// progress comes. A call that runs out of time is cancelled on the wire
 /// (`notifications/cancelled` with a reason) and fails with category `"timeout"`.

@@ -1,4 +1,4 @@
-//! What a host needs of one client (DESIGN.md): no call that can hang, errors
+//! What a host needs of one client: no call that can hang, errors
 //! that name their server and say what kind they are, a restart policy that
 //! says when it gave up, connect failures that say why, and the small API a
 //! newcomer reaches for (Clone, close's exit status, on_notification).

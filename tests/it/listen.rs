@@ -209,7 +209,7 @@ fn a_dropped_legacy_stream_unsubscribes_what_nobody_else_wants() {
     });
 }
 
-/// DESIGN.md's promise for the stream's type (a compile-time check: this
+/// The promised type of the stream (`Subscription`'s docs; a compile-time check: this
 /// file does not build if it breaks).
 #[test]
 fn the_stream_is_a_send_unpin_stream_of_notifications() {

@@ -1,4 +1,4 @@
-//! The platform table of DESIGN.md, each row on the platform it speaks of: how
+//! The platform table (docs/platforms.md), each row on the platform it speaks of: how
 //! the close ladder ends a server that ignores it, what an exit status holds,
 //! and on Windows how a bare name is found (`PATHEXT`) and how arguments reach
 //! a batch file. Run here on Linux and, with `../shared/tools/test-windows`,
