@@ -373,3 +373,66 @@ impl Hasher for IdHasher {
         self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::io::Read;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::{Wake, Waker};
+
+    use super::{Shared, Slot};
+    use crate::sys::DirectWriter;
+
+    /// Counts the driver's wake-ups.
+    #[derive(Default)]
+    struct Wakes(AtomicUsize);
+
+    impl Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Queues a request line with id `id` through `send`.
+    fn send(shared: &Shared, wakes: &Arc<Wakes>, id: u64) {
+        shared.lock().driver_waker = Some(Waker::from(Arc::clone(wakes)));
+        shared.send(|state| {
+            state
+                .outgoing
+                .extend_from_slice(format!("{id}\n").as_bytes());
+            state.pending.insert(id, Slot::Waiting(None, None));
+            true
+        });
+    }
+
+    #[test]
+    fn a_lone_request_is_written_by_its_caller_and_the_driver_is_not_woken() {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let shared = Shared::new(1, None);
+        shared.lock().direct = DirectWriter::of(&writer);
+        let wakes = Arc::new(Wakes::default());
+
+        send(&shared, &wakes, 1);
+        assert!(shared.lock().outgoing.is_empty());
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 0);
+        let mut line = [0; 2];
+        reader.read_exact(&mut line).unwrap();
+        assert_eq!(&line, b"1\n");
+
+        // A second one in flight: a burst is the driver's to write.
+        send(&shared, &wakes, 2);
+        assert_eq!(shared.lock().outgoing, b"2\n");
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+
+        // Lines the driver holds go first: nobody writes in front of them.
+        let mut state = shared.lock();
+        state.outgoing.clear();
+        state.pending.clear();
+        state.driver_writing = true;
+        drop(state);
+        send(&shared, &wakes, 3);
+        assert_eq!(shared.lock().outgoing, b"3\n");
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 2);
+    }
+}

@@ -287,8 +287,13 @@ impl<'a> ProgressRoute<'a> {
     /// `options` for the request that carries this route's token: it
     /// follows the progress routed here instead of routing it again.
     pub(super) fn carried_by(&self, mut options: CallOptions) -> CallOptions {
-        options.routed = Some((self.token.clone(), Arc::clone(&self.last)));
+        options.routed = Some(self.carried());
         options
+    }
+
+    /// The token to send, and what the route tells of the latest progress.
+    fn carried(&self) -> (Value, Arc<LastProgress>) {
+        (self.token.clone(), Arc::clone(&self.last))
     }
 }
 
@@ -329,21 +334,17 @@ impl Caller<'_> {
         let mut meta = options.meta.take().map(into_object).transpose()?;
         // Only a call that follows its progress needs to hear of it; its token
         // is routed once, here or by its caller.
-        let mut _route = None;
-        let (token, last) = match options.routed.take() {
-            Some((token, last)) => (Some(token), Some(last)),
-            None if options.wants_progress() => {
-                let route = ProgressRoute::open(inbound, token(), options.on_progress.take());
-                let routed = (route.token.clone(), Arc::clone(&route.last));
-                _route = Some(route);
-                (Some(routed.0), Some(routed.1))
-            }
-            None => (None, None),
-        };
-        if let Some(token) = token {
-            meta.get_or_insert_with(Map::new)
-                .insert("progressToken".into(), token);
-        }
+        // Unregistered however the call ends, drop included.
+        let route = (options.routed.is_none() && options.wants_progress())
+            .then(|| ProgressRoute::open(inbound, token(), options.on_progress.take()));
+        let routed = options.routed.take();
+        let last = routed
+            .or_else(|| route.as_ref().map(ProgressRoute::carried))
+            .map(|(token, last)| {
+                meta.get_or_insert_with(Map::new)
+                    .insert("progressToken".into(), token);
+                last
+            });
         let limits = Limits {
             method,
             started: Instant::now(),

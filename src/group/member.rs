@@ -7,7 +7,7 @@
 //! so that one server's changes are told in the order they happened.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use event_listener::Event;
@@ -20,6 +20,7 @@ use crate::error::Error;
 use crate::transport::Transport;
 
 use super::cache::CachedServer;
+use super::lock;
 use super::runtime;
 use super::start::Starter;
 use super::state::ServerState;
@@ -64,10 +65,6 @@ pub(crate) struct Member {
     used: Mutex<Instant>,
     /// The group's requests to it under way (a call, a read).
     in_use: AtomicUsize,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Member {
