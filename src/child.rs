@@ -35,6 +35,7 @@ pub(crate) struct Pipes {
 pub(crate) fn spawn(
     command: std::process::Command,
     options: sys::Options,
+    watched: sys::Watched,
 ) -> io::Result<(Child, Pipes, StatusFuture)> {
     let mut process = async_process::Command::from(command)
         .stdin(Stdio::piped())
@@ -45,7 +46,7 @@ pub(crate) fn spawn(
         .reap_on_drop(false)
         .kill_on_drop(true)
         .spawn()?;
-    let stopper = match sys::Stopper::new(&process, options) {
+    let stopper = match sys::Stopper::new(&process, options, watched) {
         Ok(stopper) => stopper,
         Err(error) => {
             // It cannot be stopped as asked: it must not run at all.

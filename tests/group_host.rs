@@ -37,7 +37,7 @@ fn group_host_helper() {
     run(30, async {
         let mut builder = Group::builder(hosted(marker));
         if mode == "close" {
-            // Only close() is to see to it here, not the parent-death signal.
+            // Only close() is to see to it here, not the watchdog.
             builder = builder.transport(|_, t| t.kill_on_parent_death(false));
         }
         let group = builder

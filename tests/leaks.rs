@@ -32,8 +32,23 @@ fn threads() -> usize {
     fs::read_dir("/proc/self/task").unwrap().count()
 }
 
-/// Our child processes (zombies included), from each process's parent pid.
+/// Our child processes (zombies included), from each process's parent pid,
+/// but for the watchdog (one per process, for as long as it lives).
 fn children() -> usize {
+    our_children().filter(|stat| !is_watchdog(stat)).count()
+}
+
+/// The watchdogs among our children: one however many servers ran.
+fn watchdogs() -> usize {
+    our_children().filter(|stat| is_watchdog(stat)).count()
+}
+
+fn is_watchdog(stat: &str) -> bool {
+    stat.contains("(stdio-mcp-watch)")
+}
+
+/// The `stat` lines of our child processes.
+fn our_children() -> impl Iterator<Item = String> {
     let me = std::process::id().to_string();
     fs::read_dir("/proc")
         .unwrap()
@@ -45,11 +60,10 @@ fn children() -> usize {
                 .all(|b| b.is_ascii_digit())
         })
         .filter_map(|e| fs::read_to_string(e.path().join("stat")).ok())
-        .filter(|stat| {
+        .filter(move |stat| {
             let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
             after.split_whitespace().nth(1) == Some(me.as_str())
         })
-        .count()
 }
 
 /// The tests here count the whole process: one at a time.
@@ -81,6 +95,7 @@ fn a_thousand_cycles_leak_nothing() {
             t.close().await.unwrap();
         }
         eventually(10, || children() == 0).await;
+        assert_eq!(watchdogs(), 1, "one watchdog for 502 servers");
         // At most the starting count: the baseline may still have held a warm-up
         // driver's descriptors, while one leak per cycle would show as 500 more.
         eventually(5, || open_fds() <= fds).await;

@@ -1,8 +1,9 @@
-//! Process groups and the parent-death signal: no server outlives its host.
+//! Process groups: `close()` and dropping every handle end the server's whole
+//! tree, with the defaults (each server leads a process group of its own;
+//! Windows: a Job Object). How the tree ends with the host: tests/host_end.rs.
 
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use common::{eventually, peer, process_state, run};
@@ -21,10 +22,7 @@ fn grandchild_pid(t: &stdio_mcp::Transport) -> Option<u32> {
 #[test]
 fn process_group_close_takes_down_a_wrapped_grandchild() {
     run(15, async {
-        let t = peer(&["--grandchild", "--ignore-eof"])
-            .process_group(true)
-            .spawn()
-            .unwrap();
+        let t = peer(&["--grandchild", "--ignore-eof"]).spawn().unwrap();
         t.send_request("ping", None).await.unwrap();
         eventually(5, || grandchild_pid(&t).is_some()).await;
         let grandchild = grandchild_pid(&t).unwrap();
@@ -39,7 +37,7 @@ fn process_group_close_takes_down_a_wrapped_grandchild() {
 fn process_group_kills_leftovers_when_the_wrapper_exits_on_eof() {
     run(15, async {
         // The wrapper exits politely on EOF but its grandchild keeps the pipes open.
-        let t = peer(&["--grandchild"]).process_group(true).spawn().unwrap();
+        let t = peer(&["--grandchild"]).spawn().unwrap();
         t.send_request("ping", None).await.unwrap();
         eventually(5, || grandchild_pid(&t).is_some()).await;
         let grandchild = grandchild_pid(&t).unwrap();
@@ -49,10 +47,75 @@ fn process_group_kills_leftovers_when_the_wrapper_exits_on_eof() {
     });
 }
 
+/// A shell that does not exec its server, with a job of its own in the
+/// background: the ladder reaches the job too, not the shell alone.
+#[cfg(unix)]
 #[test]
-fn without_a_group_the_grandchild_survives_which_is_why_the_option_exists() {
+fn close_ends_a_shells_background_job() {
     run(15, async {
-        let t = peer(&["--grandchild", "--ignore-eof"]).spawn().unwrap();
+        let script = format!(
+            "sleep 300 & echo \"grandchild $!\" >&2; {} --ignore-eof; echo after >&2",
+            common::PEER
+        );
+        let t = stdio_mcp::Transport::builder(["sh", "-c", &script])
+            .spawn()
+            .unwrap();
+        t.send_request("ping", None).await.unwrap();
+        eventually(5, || grandchild_pid(&t).is_some()).await;
+        let job = Leftover(grandchild_pid(&t).unwrap());
+        assert!(!dead(job.0));
+        t.close().await.unwrap();
+        eventually(2, || dead(job.0)).await;
+    });
+}
+
+/// The server leads a process group of its own: a terminal's Ctrl-C (SIGINT to
+/// the foreground group) reaches the host alone, which decides what follows.
+#[cfg(unix)]
+#[test]
+fn a_server_leads_a_process_group_of_its_own() {
+    run(10, async {
+        let t = peer(&[]).spawn().unwrap();
+        t.send_request("ping", None).await.unwrap();
+        let out = std::process::Command::new("ps")
+            .args(["-o", "pgid=", "-p", &t.pid().to_string()])
+            .output()
+            .unwrap();
+        let group: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert_eq!(group, t.pid());
+        t.close().await.unwrap();
+    });
+}
+
+/// A server spawned from a thread that ends right after lives on while the
+/// host does (Linux's parent-death signal would follow the spawning thread).
+#[test]
+fn a_server_started_by_a_short_lived_thread_outlives_the_thread() {
+    run(10, async {
+        let t = std::thread::spawn(|| peer(&[]).spawn().unwrap())
+            .join()
+            .unwrap();
+        async_io::Timer::after(Duration::from_millis(300)).await;
+        assert_eq!(
+            t.send_request("test/echo", Some(serde_json::json!(1)))
+                .await
+                .unwrap(),
+            serde_json::json!(1)
+        );
+        assert!(t.exit_status().is_none());
+        t.close().await.unwrap();
+        assert_eq!(t.exit_status().unwrap().code(), Some(0));
+    });
+}
+
+/// The opt-out: without a group of its own only the direct child is signalled.
+#[test]
+fn process_group_false_leaves_the_grandchild_to_its_fate() {
+    run(15, async {
+        let t = peer(&["--grandchild", "--ignore-eof"])
+            .process_group(false)
+            .spawn()
+            .unwrap();
         t.send_request("ping", None).await.unwrap();
         eventually(5, || grandchild_pid(&t).is_some()).await;
         let grandchild = grandchild_pid(&t).unwrap();
@@ -61,71 +124,6 @@ fn without_a_group_the_grandchild_survives_which_is_why_the_option_exists() {
         assert!(!dead(grandchild), "only the direct child was signalled");
         common::kill_pid(grandchild);
         eventually(5, || dead(grandchild)).await;
-    });
-}
-
-/// On its own: a server spawned with `kill_on_parent_death` works as usual.
-/// Run by the test below as a separate "host" process (with
-/// `STDIO_MCP_HOST_HELPER` set), it prints the server's pid and waits to be killed.
-#[test]
-fn kill_on_parent_death_spawns_a_working_server() {
-    if std::env::var_os("STDIO_MCP_HOST_HELPER").is_some() {
-        let t = peer(&["--ignore-eof", "--ignore-term"])
-            .kill_on_parent_death(true)
-            .spawn()
-            .unwrap();
-        println!("server-pid {}", t.pid());
-        std::thread::sleep(Duration::from_secs(30));
-        return;
-    }
-    run(10, async {
-        let t = peer(&[]).kill_on_parent_death(true).spawn().unwrap();
-        assert_eq!(
-            t.send_request("test/echo", Some(serde_json::json!(1)))
-                .await
-                .unwrap(),
-            serde_json::json!(1)
-        );
-        t.close().await.unwrap();
-        assert_eq!(t.exit_status().unwrap().code(), Some(0));
-    });
-}
-
-#[test]
-fn kill_on_parent_death_takes_the_server_down_with_a_crashed_host() {
-    run(20, async {
-        use std::io::{BufRead, BufReader};
-        let mut host = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "kill_on_parent_death_spawns_a_working_server",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("STDIO_MCP_HOST_HELPER", "1")
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        // Read on a thread of its own, so a silent host fails the wait below
-        // instead of blocking this test forever.
-        let stdout = host.stdout.take().unwrap();
-        let (found, pid) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                // libtest prints "test NAME ... " before the helper's own output.
-                if let Some((_, pid)) = line.split_once("server-pid ") {
-                    let _ = found.send(pid.trim().parse::<u32>().unwrap());
-                    return;
-                }
-            }
-        });
-        let server = pid
-            .recv_timeout(Duration::from_secs(10))
-            .expect("the host printed the server pid");
-        assert!(!dead(server));
-        host.kill().unwrap(); // SIGKILL: the host gets no chance to clean up
-        host.wait().unwrap();
-        eventually(5, || dead(server)).await;
     });
 }
 
@@ -148,7 +146,7 @@ async fn leader_with_detached_member(leader: &[&str]) -> (stdio_mcp::Transport, 
         .into_iter()
         .chain(leader.iter().copied())
         .collect();
-    let t = peer(&flags).process_group(true).spawn().unwrap();
+    let t = peer(&flags).spawn().unwrap();
     t.send_request("ping", None).await.unwrap();
     eventually(5, || grandchild_pid(&t).is_some()).await;
     let member = Leftover(grandchild_pid(&t).unwrap());
@@ -192,7 +190,6 @@ fn dropping_every_handle_ends_a_group_member_off_our_pipes() {
 fn dropping_the_driver_after_the_leader_exited_ends_its_group() {
     run(20, async {
         let (t, driver) = peer(&["--detached-grandchild"])
-            .process_group(true)
             .spawn_with_driver()
             .unwrap();
         let mut driver = Box::pin(driver);
@@ -240,7 +237,6 @@ fn a_zombie_left_in_the_group_is_not_waited_for() {
     run(15, async {
         let script = format!("sleep 0.1 & exec {} --ignore-eof", common::PEER);
         let t = stdio_mcp::Transport::builder(["sh", "-c", &script])
-            .process_group(true)
             .spawn()
             .unwrap();
         t.send_request("ping", None).await.unwrap();

@@ -100,8 +100,8 @@ impl Builder {
             cwd: None,
             timeout: None,
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
-            process_group: false,
-            kill_on_parent_death: false,
+            process_group: true,
+            kill_on_parent_death: true,
             handlers: Handlers::default(),
             attachment: None,
         }
@@ -212,21 +212,25 @@ impl Builder {
         self
     }
 
-    /// Starts the child in a process group of its own, and has the close ladder
-    /// signal the whole group, so a server started through a wrapper (`npx`, `uvx`,
-    /// `sh -c`) goes down together with the wrapper. On Windows the child is put
-    /// in a Job Object instead, and the ladder's last step ends the whole job.
+    /// Whether the child leads a process group of its own, which the close
+    /// ladder signals whole, so a server started through a wrapper that does
+    /// not exec (`npx`, `uv run`, `sh -c 'server; …'`) goes down together with
+    /// the wrapper. On Windows the child's whole tree is put in a Job Object
+    /// instead, and the ladder's last step ends the job. **On by default.**
     ///
-    /// The trade-off: a group of its own no longer receives the terminal's Ctrl-C,
-    /// so the child lives until this process closes it (or dies, with
-    /// [`kill_on_parent_death`](Self::kill_on_parent_death)).
+    /// In a group of its own the child does not receive a terminal's Ctrl-C:
+    /// the host does, and decides (the child's input ends when the host does).
+    /// Turn it off only for a server that must share the host's group, one
+    /// that is to receive the terminal's signals itself.
+    ///
+    /// # Examples
     ///
     /// ```no_run
     /// use stdio_mcp::Transport;
     ///
-    /// // npx starts node, which starts the server: all three share the group.
-    /// let t = Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"])
-    ///     .process_group(true)
+    /// // The opt-out: only the direct child is signalled by the close ladder.
+    /// let t = Transport::builder(["my-mcp-server"])
+    ///     .process_group(false)
     ///     .spawn()?;
     /// # Ok::<(), stdio_mcp::Error>(())
     /// ```
@@ -235,22 +239,31 @@ impl Builder {
         self
     }
 
-    /// The child dies when this process dies, so a crashed host leaves no server
-    /// behind.
+    /// Whether the child (with [`process_group`](Self::process_group), its
+    /// whole group) ends when this process ends, however it ends: `main`
+    /// returns or `std::process::exit` with the server never closed, a panic,
+    /// SIGTERM, SIGKILL. **On by default.**
     ///
-    /// On Linux the kernel sends the child SIGKILL (`PR_SET_PDEATHSIG`); it ties
-    /// this to the *thread* that spawned the child, so spawn from a thread that
-    /// lives as long as the process (not a short-lived worker), and the spawn
-    /// uses `fork` instead of the faster `posix_spawn`. On Windows the child is
-    /// put in a Job Object that ends with this process, and so does everything
-    /// it started. macOS and the BSDs have no such mechanism: there
-    /// [`spawn`](Self::spawn) fails with an [`Error::Start`] naming the option.
+    /// On Unix the first such spawn forks one small watchdog process for the
+    /// whole host (never one per server), which waits for the host's end on a
+    /// pipe and then gives what the host left running 1 s to exit, SIGTERM, 1 s
+    /// more, and SIGKILL; a server and its group are off its list once closed.
+    /// It costs nothing per request, and it does not depend on the thread that
+    /// spawned the child. On Windows the child is put in a Job Object that ends
+    /// with this process. If the watchdog cannot start,
+    /// [`spawn`](Self::spawn) fails with an [`Error::Start`] naming the option
+    /// rather than start a server that could be orphaned.
+    ///
+    /// Turn it off only for a server meant to outlive its host.
+    ///
+    /// # Examples
     ///
     /// ```no_run
     /// use stdio_mcp::Transport;
     ///
+    /// // The opt-out: a server left running when the host exits.
     /// let t = Transport::builder(["my-mcp-server"])
-    ///     .kill_on_parent_death(true)
+    ///     .kill_on_parent_death(false)
     ///     .spawn()?;
     /// # Ok::<(), stdio_mcp::Error>(())
     /// ```
@@ -428,7 +441,7 @@ impl Builder {
             process_group: self.process_group,
             kill_on_parent_death: self.kill_on_parent_death,
         };
-        sys::configure(&mut command, options).map_err(|reason| Error::Start {
+        let watched = sys::configure(&mut command, options).map_err(|reason| Error::Start {
             program: program_name.clone(),
             reason,
         })?;
@@ -437,7 +450,8 @@ impl Builder {
         };
         // async-process checks at each spawn whether its reaper is driven.
         crate::background::drive_reaper();
-        let (child, pipes, exit) = crate::child::spawn(command, options).map_err(failed)?;
+        let (child, pipes, exit) =
+            crate::child::spawn(command, options, watched).map_err(failed)?;
 
         let pid = child.id();
         event!(info, command = %program_name, pid, "MCP server started");

@@ -70,9 +70,9 @@ impl GroupBuilder {
     /// Customizes each server's transport (its stderr, environment,
     /// process group…): `customize(name, builder)` gets the transport
     /// builder made from the server's entry and returns the one to start.
-    /// The group has already asked for
-    /// [`kill_on_parent_death`](crate::Builder::kill_on_parent_death) where
-    /// the platform offers it (Linux, Windows); the hook may turn it off.
+    /// Each server starts with the builder's defaults: a process group of its
+    /// own and [`kill_on_parent_death`](crate::Builder::kill_on_parent_death);
+    /// the hook may turn either off.
     ///
     /// # Examples
     ///
@@ -84,8 +84,7 @@ impl GroupBuilder {
     /// let group = Group::builder(Config::load(".mcp.json")?)
     ///     .transport(|name, transport| {
     ///         let name = name.to_owned();
-    ///         // npx, uvx and `sh -c` entries start helpers of their own.
-    ///         transport.process_group(true).on_stderr(move |line| eprintln!("[{name}] {line}"))
+    ///         transport.on_stderr(move |line| eprintln!("[{name}] {line}"))
     ///     })
     ///     .connect()
     ///     .await;

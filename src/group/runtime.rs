@@ -1,8 +1,6 @@
 //! The one thread, `stdio-mcp-group`, on which groups start their servers
-//! and watch them: starts go on after `Group::connect` has returned, and
-//! every server a group spawns is spawned from a thread that lives as long as
-//! the process (Linux's parent-death signal follows the thread that spawned
-//! the child, not the process).
+//! and watch them: starts go on after `Group::connect` has returned, whatever
+//! the caller's executor does meanwhile.
 //!
 //! Started on first use; it runs its tasks under `async_io::block_on`, so
 //! while they wait it sleeps in async-io's reactor.
@@ -21,8 +19,7 @@ type Task = BoxFuture<'static, ()>;
 static INBOX: OnceLock<Option<UnboundedSender<Task>>> = OnceLock::new();
 
 /// Runs `task` on the group thread. Should that thread be impossible to
-/// start, on a thread of its own (which a parent-death signal would not
-/// outlive: documented on `kill_on_parent_death`).
+/// start, on a thread of its own.
 pub(crate) fn spawn(task: impl Future<Output = ()> + Send + 'static) {
     let task = task.boxed();
     let task = match INBOX.get_or_init(start) {

@@ -40,17 +40,13 @@ pub(crate) struct Starter {
 impl Starter {
     /// The client builder of `config`'s server, as the group's user wants
     /// it: `spawned` hears of each process it starts (the member closes and
-    /// awaits them all), and they end with the host where the platform can
-    /// see to that.
+    /// awaits them all); like every server, they end with the host.
     pub(crate) fn builder(
         &self,
         config: &ServerConfig,
         spawned: Arc<dyn Fn(&Transport) + Send + Sync>,
     ) -> ClientBuilder {
         let mut transport = config.builder();
-        if cfg!(any(target_os = "linux", windows)) {
-            transport = transport.kill_on_parent_death(true);
-        }
         if let Some(customize) = &self.transport {
             transport = customize(&config.name, transport);
         }

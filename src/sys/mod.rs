@@ -2,7 +2,8 @@
 //! crate makes: how a command is prepared, how a started child and what it
 //! starts in turn are stopped, and where a bare program name is looked up.
 //!
-//! Each platform module offers the same items: [`configure`], [`resolve_program`],
+//! Each platform module offers the same items: [`configure`] (which hands out
+//! the child's [`Watched`] place: Unix's watchdog, `watchdog.rs`), [`resolve_program`],
 //! [`explain_spawn_error`] and [`Stopper`] (made by `Stopper::new`, with
 //! `terminate`, `kill`, and after its exit `terminate_rest`, `kill_rest` and
 //! `group_lingers`). How the background thread waits is
@@ -15,6 +16,10 @@
 mod unix;
 #[cfg(unix)]
 pub(crate) use unix::*;
+#[cfg(unix)]
+mod watchdog;
+#[cfg(unix)]
+pub(crate) use watchdog::Watched;
 
 #[cfg(windows)]
 mod windows;

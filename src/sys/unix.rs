@@ -1,4 +1,5 @@
-//! Unix: signals to the child or its process group; `PR_SET_PDEATHSIG` on Linux.
+//! Unix: signals to the child or its process group; the watchdog that ends
+//! them should this process end first.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -6,40 +7,22 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 
+use super::watchdog::Watched;
 use super::Options;
 
-/// Prepares `command` for `options`; `Err` names an option this platform cannot honour.
-pub(crate) fn configure(command: &mut Command, options: Options) -> Result<(), String> {
+/// Prepares `command` for `options`, and with `kill_on_parent_death` holds a
+/// place for the child with the watchdog (started now if none runs); `Err`
+/// says why an option cannot be honoured.
+pub(crate) fn configure(command: &mut Command, options: Options) -> Result<Watched, String> {
     if options.process_group {
         command.process_group(0);
     }
-    if options.kill_on_parent_death {
-        parent_death_signal(command)?;
+    if !options.kill_on_parent_death {
+        return Ok(Watched::not());
     }
-    Ok(())
-}
-
-#[cfg(target_os = "linux")]
-fn parent_death_signal(command: &mut Command) -> Result<(), String> {
-    // SAFETY: the closure runs in the forked child before exec; it only calls
-    // prctl(2), which is async-signal-safe, and allocates nothing.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    Ok(())
-}
-
-#[cfg(not(target_os = "linux"))]
-fn parent_death_signal(_command: &mut Command) -> Result<(), String> {
-    Err(format!(
-        "kill_on_parent_death(true) is not available on {}",
-        std::env::consts::OS
-    ))
+    Watched::reserve().map_err(|error| {
+        format!("kill_on_parent_death(true): the watchdog process could not start: {error}")
+    })
 }
 
 /// The program to start: Unix looks a bare name up in `PATH` itself.
@@ -90,18 +73,27 @@ fn has_live_member(_group: libc::pid_t) -> bool {
 }
 
 /// Stops a started child: by signals to it or, with `process_group`, to its group.
+/// Dropped once the child and its group are gone (or were sent SIGKILL), it
+/// takes the child off the watchdog's list.
 #[derive(Debug)]
 pub(crate) struct Stopper {
     pid: libc::pid_t,
     group: bool,
+    _watched: Watched,
 }
 
 impl Stopper {
-    pub(crate) fn new(child: &async_process::Child, options: Options) -> io::Result<Self> {
+    pub(crate) fn new(
+        child: &async_process::Child,
+        options: Options,
+        watched: Watched,
+    ) -> io::Result<Self> {
         let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
+        watched.fill(if options.process_group { -pid } else { pid });
         Ok(Stopper {
             pid,
             group: options.process_group,
+            _watched: watched,
         })
     }
 

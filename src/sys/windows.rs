@@ -22,10 +22,15 @@ const KILLED_EXIT_CODE: u32 = 1;
 
 /// Prepares `command`: a server is a background program, so no console window
 /// flashes up for it.
-pub(crate) fn configure(command: &mut Command, _options: Options) -> Result<(), String> {
+pub(crate) fn configure(command: &mut Command, _options: Options) -> Result<Watched, String> {
     command.creation_flags(CREATE_NO_WINDOW);
-    Ok(())
+    Ok(Watched)
 }
+
+/// Windows needs no watchdog: a Job Object with kill-on-close ends with the
+/// last handle on it, which this process holds.
+#[derive(Debug)]
+pub(crate) struct Watched;
 
 /// Looks a bare program name up in `path` (the child's `PATH`, else ours) with
 /// each extension of `PATHEXT`, as a shell does, so `npx` finds `npx.cmd`; std
@@ -106,7 +111,11 @@ pub(crate) struct Stopper {
 }
 
 impl Stopper {
-    pub(crate) fn new(child: &async_process::Child, options: Options) -> io::Result<Self> {
+    pub(crate) fn new(
+        child: &async_process::Child,
+        options: Options,
+        _watched: Watched,
+    ) -> io::Result<Self> {
         if !options.process_group && !options.kill_on_parent_death {
             return Ok(Stopper { job: None });
         }
