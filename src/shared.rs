@@ -61,10 +61,12 @@ pub(crate) struct State {
     pub(crate) sweep_armed: Option<Instant>,
     /// An earlier deadline than that, for the driver to set its timer to.
     pub(crate) sweep_wanted: Option<Instant>,
-    /// The child's stdin for a caller's own write ([`Shared::send`]), when
-    /// the driver runs on the background thread; taken away by the driver
-    /// when it lets go of stdin.
+    /// A second handle on the child's stdin, taken away by the driver when
+    /// it lets go of stdin: for a caller's own write ([`Shared::send`]) when
+    /// `callers_write`, and to tell whether the child read what was written.
     pub(crate) direct: Option<DirectWriter>,
+    /// Callers may write their own lines: the driver runs on the background thread.
+    pub(crate) callers_write: bool,
     /// The driver holds lines taken from `outgoing` and not all written yet:
     /// nobody else may write before them.
     pub(crate) driver_writing: bool,
@@ -95,6 +97,7 @@ impl Shared {
                 sweep_armed: None,
                 sweep_wanted: None,
                 direct: None,
+                callers_write: false,
                 driver_writing: false,
             }),
             handles: AtomicUsize::new(0),
@@ -273,7 +276,7 @@ impl State {
     /// Writes the whole queue to the child now, if the caller may: true if
     /// it all went (see [`Shared::send`]).
     fn write_directly(&mut self) -> bool {
-        let Some(direct) = &self.direct else {
+        let Some(direct) = self.direct.as_ref().filter(|_| self.callers_write) else {
             return false;
         };
         if self.driver_writing || self.pending.len() > 1 || !self.phase.is_open() {
@@ -411,6 +414,7 @@ mod tests {
         let (mut reader, writer) = std::io::pipe().unwrap();
         let shared = Shared::new(1, None);
         shared.lock().direct = DirectWriter::of(&writer);
+        shared.lock().callers_write = true;
         let wakes = Arc::new(Wakes::default());
 
         send(&shared, &wakes, 1);

@@ -318,6 +318,12 @@ impl Transport {
         self.shared.lock().phase.is_open()
     }
 
+    /// How many bytes written to the child's stdin it has not read yet, where
+    /// the system tells (Linux); `None` elsewhere, or once stdin is closed.
+    pub(crate) fn unread_input(&self) -> Option<usize> {
+        self.shared.lock().direct.as_ref().and_then(|d| d.unread())
+    }
+
     /// The last 20 non-empty lines the child wrote to stderr, oldest first,
     /// still there after it exited.
     ///

@@ -40,6 +40,7 @@ mod listen;
 mod listing;
 mod methods;
 mod noise;
+mod nudge;
 mod offers;
 mod origin;
 mod request;

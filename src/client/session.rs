@@ -18,6 +18,7 @@ use crate::transport::Transport;
 
 use super::era::{Era, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};
 use super::noise::Noise;
+use super::nudge;
 use super::types::{Extra, Implementation, ServerCapabilities};
 use super::wire::{complete, decode, TASKS_EXTENSION};
 
@@ -57,6 +58,19 @@ impl Hello<'_> {
         params: Value,
         limit: Duration,
     ) -> Result<Value, Error> {
+        self.ask_as(transport, method, params, limit, false).await
+    }
+
+    /// As [`ask`](Self::ask); with `quiet`, a drop before the answer forgets
+    /// the request instead of cancelling it.
+    async fn ask_as(
+        &self,
+        transport: &Transport,
+        method: &str,
+        params: Value,
+        limit: Duration,
+        quiet: bool,
+    ) -> Result<Value, Error> {
         if self.past_deadline() {
             // Nothing more is sent once the connect is out of time.
             return Err(Error::Timeout {
@@ -71,7 +85,10 @@ impl Hello<'_> {
             .deadline
             .map_or(limit, |at| limit.min(at.saturating_duration_since(now)));
         let options = RequestOptions::new().timeout(limit);
-        let request = transport.send_request_with(method, Some(params), options);
+        let mut request = transport.send_request_with(method, Some(params), options);
+        if quiet {
+            request = request.quiet();
+        }
         match select(request, pin!(self.noise.overflowed())).await {
             Either::Left((answer, _)) => {
                 // An answer of any kind is JSON-RPC: noise after it is no overflow.
@@ -157,9 +174,12 @@ pub(super) async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
     let mut tried = Vec::new();
     loop {
         let params = json!({ "_meta": hello.modern_meta(&version) });
-        let answer = hello
-            .ask(transport, "server/discover", params, hello.probe_timeout)
-            .await;
+        let answer = if tried.is_empty() {
+            first_probe(transport, hello, params).await
+        } else {
+            let ask = hello.ask(transport, "server/discover", params, hello.probe_timeout);
+            ask.await
+        };
         tried.push(version.clone());
         let error = match answer {
             Ok(result) => return discovered(result, hello),
@@ -222,6 +242,38 @@ pub(super) async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
                 };
             }
         }
+    }
+}
+
+/// The first probe, and a second one (forgotten if unanswered, never
+/// cancelled) once the server read the first and let it go unanswered
+/// ([`nudge`]): a server whose session died on the first exits on it, and
+/// the first answer of either is the probe's.
+async fn first_probe(
+    transport: &Transport,
+    hello: &Hello<'_>,
+    params: Value,
+) -> Result<Value, Error> {
+    let sent = Instant::now();
+    let probe = hello.ask(
+        transport,
+        "server/discover",
+        params.clone(),
+        hello.probe_timeout,
+    );
+    let second = async move {
+        nudge::unanswered_after_reading(transport, sent).await;
+        event!(
+            debug,
+            "the server read the probe and did not answer: probing once more"
+        );
+        let limit = hello.probe_timeout;
+        hello
+            .ask_as(transport, "server/discover", params, limit, true)
+            .await
+    };
+    match select(pin!(probe), pin!(second)).await {
+        Either::Left((answer, _)) | Either::Right((answer, _)) => answer,
     }
 }
 

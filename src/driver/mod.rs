@@ -143,6 +143,7 @@ impl Driver {
         handlers: Handlers,
         max_message_size: usize,
     ) -> Self {
+        shared.lock().direct = sys::DirectWriter::of(&pipes.stdin);
         Driver {
             inner: Some(Box::new(Inner {
                 router: Router::new(Arc::clone(&shared), handlers),
@@ -190,11 +191,8 @@ impl Driver {
     /// wake-up across threads) for each line. A driver on the caller's own
     /// executor is woken for nothing and writes in the same pass it reads.
     pub(crate) fn let_callers_write(&mut self) {
-        let Some(inner) = self.inner.as_mut() else {
-            return;
-        };
-        if let Some(stdin) = &inner.stdin {
-            inner.shared.lock().direct = sys::DirectWriter::of(stdin);
+        if let Some(inner) = self.inner.as_mut() {
+            inner.shared.lock().callers_write = true;
         }
     }
 

@@ -145,9 +145,10 @@ impl Stopper {
 }
 
 /// A second handle on the child's stdin (a duplicate, non-blocking like the
-/// driver's own), for a caller that writes its own line while the driver has
-/// nothing to write. It is dropped with the driver's, so the child still sees
-/// its input end when the driver closes it.
+/// driver's own): for a caller that writes its own line while the driver has
+/// nothing to write, and to see whether the child has read what was written.
+/// It is dropped with the driver's, so the child still sees its input end
+/// when the driver closes it.
 #[derive(Debug)]
 pub(crate) struct DirectWriter(std::fs::File);
 
@@ -169,5 +170,24 @@ impl DirectWriter {
                 Err(_) => return 0,
             }
         }
+    }
+
+    /// How many bytes written to the pipe the child has not read yet, where
+    /// the system tells (Linux: `FIONREAD` counts a pipe's bytes from either end).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn unread(&self) -> Option<usize> {
+        use std::os::fd::AsRawFd;
+        let mut unread: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int, through a pointer to a live one, for
+        // a descriptor this handle owns.
+        let asked = unsafe { libc::ioctl(self.0.as_raw_fd(), libc::FIONREAD, &raw mut unread) };
+        (asked == 0).then(|| usize::try_from(unread).unwrap_or(0))
+    }
+
+    /// Elsewhere a pipe's write end does not tell (macOS counts only what
+    /// was written *to* that end).
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn unread(&self) -> Option<usize> {
+        None
     }
 }

@@ -220,4 +220,8 @@ impl DirectWriter {
     pub(crate) fn write_now(&self, _bytes: &[u8]) -> usize {
         match *self {}
     }
+
+    pub(crate) fn unread(&self) -> Option<usize> {
+        match *self {}
+    }
 }

@@ -18,6 +18,7 @@ mod conformance;
 mod connect;
 mod era;
 mod executors;
+mod first_connect;
 mod group;
 mod group_cache;
 mod group_runtime;
