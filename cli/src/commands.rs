@@ -85,7 +85,10 @@ fn ad_hoc_command(command: &Command) -> Option<&[String]> {
         | Command::Resources { target, .. }
         | Command::Read { target, .. }
         | Command::Info { target, .. } => target,
-        Command::Servers | Command::Completions { .. } => return None,
+        Command::Servers
+        | Command::Trust { .. }
+        | Command::Untrust { .. }
+        | Command::Completions { .. } => return None,
     };
     (!target.command.is_empty()).then_some(target.command.as_slice())
 }
@@ -122,6 +125,8 @@ impl Session {
                 self.read(server, &uri).await
             }
             Command::Info { server, .. } => self.info(server.clone()).await,
+            Command::Trust { names } => self.trust(names),
+            Command::Untrust { names } => self.untrust(names),
             Command::Completions { .. } => Ok(()),
         }
     }
@@ -158,7 +163,12 @@ impl Session {
             if let Some(error) = config.errors().iter().find(|e| e.server() == Some(name)) {
                 return Err(Failure::config(error.to_string()));
             }
+            self.may_start(&config, name)?;
             config.retain(|n| n == name);
+        } else {
+            for held in self.leave_out_held(&mut config)? {
+                eprintln!("{}", held.left_out());
+            }
         }
         Ok((config, server))
     }

@@ -10,7 +10,7 @@ use clap_complete::env::{Bash, EnvCompleter, Fish, Powershell, Zsh};
 use stdio_mcp::config::Config;
 use stdio_mcp::group::Group;
 
-use crate::sources;
+use crate::{sources, trust};
 
 /// The variable the shell sets when it asks this program for completions.
 pub const VAR: &str = "COMPLETE";
@@ -44,8 +44,18 @@ fn named_configs() -> Vec<PathBuf> {
         .collect()
 }
 
+/// The servers of the config files; a project's that may not start are left
+/// out (a completion never asks, and starts nothing).
 fn config() -> Config {
-    sources::load(&named_configs()).map_or_else(|_| Config::default(), |s| s.config)
+    let Ok(servers) = sources::load(&named_configs()) else {
+        return Config::default();
+    };
+    let mut config = servers.config.clone();
+    match trust::held(&servers, &config) {
+        Ok(held) => config.retain(|name| !held.iter().any(|h| h.name == name)),
+        Err(_) => config.retain(|name| !servers.origins[name].iter().any(|o| o.project)),
+    }
+    config
 }
 
 /// The configured servers' names.

@@ -11,21 +11,35 @@ use crate::failure::Failure;
 impl Session {
     /// `servers`: each configured server's state, era, tool count and file.
     pub(crate) async fn servers_list(&self) -> Result<(), Failure> {
-        let (config, _) = self.config_for(None)?;
+        let mut config = self.servers.config.clone();
+        // A project's servers that may not start are listed, not started.
+        let held = self.leave_out_held(&mut config)?;
         let skipped = config.skipped().to_vec();
         let group = self.group(config).await;
         let tools = group.tools().await;
         let mut rows = Vec::new();
         for (name, state) in group.servers() {
             let count = tools.iter().filter(|t| t.server == name).count();
-            let source = self.servers.sources.get(&name).cloned().unwrap_or_default();
+            let mut source = self.servers.sources.get(&name).cloned().unwrap_or_default();
+            // What is left of a project's servers after `held` is trusted.
+            let trust = self.is_project_server(&name).then_some("trusted");
+            if trust.is_some() {
+                source.push_str(" (project, trusted)");
+            }
             let error = match &state {
                 ServerState::Failed(why) => Some(why.clone()),
                 _ => None,
             };
             rows.push(
                 json!({ "name": name, "state": state_name(&state), "era": era_name(&state),
-                              "tools": count, "source": source, "error": error }),
+                              "tools": count, "source": source, "error": error, "trust": trust }),
+            );
+        }
+        for h in &held {
+            let source = format!("{} (project, {})", h.file.display(), h.state);
+            rows.push(
+                json!({ "name": h.name, "state": h.state_name(), "era": "-", "tools": 0,
+                        "source": source, "error": null, "trust": h.state_name() }),
             );
         }
         for s in &skipped {
@@ -37,7 +51,7 @@ impl Session {
                 .unwrap_or_default();
             rows.push(
                 json!({ "name": s.name, "state": "skipped", "era": "-", "tools": 0,
-                              "source": source, "error": s.reason }),
+                              "source": source, "error": s.reason, "trust": null }),
             );
         }
         if self.cli.json {

@@ -10,6 +10,7 @@ mod failure;
 mod lists;
 mod sources;
 mod terminal;
+mod trust;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -124,6 +125,18 @@ pub enum Command {
         server: Option<String>,
         #[command(flatten)]
         target: Target,
+    },
+    /// Trust a project's servers (./.mcp.json, ./.vscode/mcp.json,
+    /// ./.cursor/mcp.json) as they are now, so they may start; with no NAME,
+    /// list the project's servers and their trust.
+    Trust {
+        #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::servers))]
+        names: Vec<String>,
+    },
+    /// Take back the trust in a project's servers.
+    Untrust {
+        #[arg(value_name = "NAME", required = true, add = ArgValueCandidates::new(complete::servers))]
+        names: Vec<String>,
     },
     /// Print the completion script for a shell.
     Completions { shell: Shell },

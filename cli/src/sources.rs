@@ -16,18 +16,36 @@ use crate::failure::Failure;
 pub struct Servers {
     pub config: Config,
     pub sources: BTreeMap<String, String>,
+    /// Every file that defines each name, in the order read (the first keeps
+    /// the name): a project's file first, where one defines it.
+    pub origins: BTreeMap<String, Vec<Origin>>,
     /// One server given by its command line after `--`.
     pub ad_hoc: bool,
 }
 
+/// A file that defines a server.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub file: PathBuf,
+    /// A project's file (found in the current directory without
+    /// `--config`): its servers start only once trusted.
+    pub project: bool,
+}
+
+/// The project's files, looked for in the current directory without `--config`.
+pub const PROJECT_FILES: [&str; 3] = [".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json"];
+
 /// The files looked for without `--config`, in order: the project's, then
 /// the user's hosts' (Claude Desktop, Claude Code, Cursor, Windsurf).
 pub fn usual_files() -> Vec<PathBuf> {
-    let mut files = vec![
-        PathBuf::from(".mcp.json"),
-        PathBuf::from(".vscode/mcp.json"),
-        PathBuf::from(".cursor/mcp.json"),
-    ];
+    let mut files: Vec<PathBuf> = PROJECT_FILES.iter().map(PathBuf::from).collect();
+    files.extend(user_files());
+    files
+}
+
+/// The user's own hosts' files.
+fn user_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
     if let Some(dirs) = BaseDirs::new() {
         files.push(
             dirs.config_dir()
@@ -57,22 +75,50 @@ pub fn load(named: &[PathBuf]) -> Result<Servers, Failure> {
     let mut servers = Servers {
         config: Config::default(),
         sources: BTreeMap::new(),
+        origins: BTreeMap::new(),
         ad_hoc: false,
     };
+    let user = user_files();
     for file in files {
         if !explicit && !holds_servers(&file) {
             continue;
         }
+        let project = !explicit && is_project_file(&file, &user);
         let config = Config::load(&file).map_err(|e| Failure::config(e.to_string()))?;
         for name in config.names() {
             servers
                 .sources
                 .entry(name.to_owned())
                 .or_insert_with(|| file.display().to_string());
+            servers
+                .origins
+                .entry(name.to_owned())
+                .or_default()
+                .push(Origin {
+                    // A project's file is named by where it really is.
+                    file: if project {
+                        std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone())
+                    } else {
+                        file.clone()
+                    },
+                    project,
+                });
         }
         servers.config.merge(config);
     }
     Ok(servers)
+}
+
+/// Whether `file`, found without `--config`, is a project's: one of the
+/// project's files, unless it is one of the user's own (the current
+/// directory is home, say).
+fn is_project_file(file: &Path, user: &[PathBuf]) -> bool {
+    if !PROJECT_FILES.iter().any(|p| Path::new(p) == file) {
+        return false;
+    }
+    let canonical = |f: &Path| std::fs::canonicalize(f).ok();
+    let here = canonical(file);
+    !user.iter().any(|u| here.is_some() && canonical(u) == here)
 }
 
 /// Whether a file found in a usual place is there and may hold servers
@@ -103,6 +149,7 @@ pub fn ad_hoc(command: &[String]) -> Result<Servers, Failure> {
     Ok(Servers {
         config,
         sources,
+        origins: BTreeMap::new(),
         ad_hoc: true,
     })
 }

@@ -3,127 +3,14 @@
 //! `cargo test` at the root, as `scripts/test` does first) and the pinned
 //! real servers of `scripts/install-test-servers`. Each run has a bound.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-
-const CLI: &str = env!("CARGO_BIN_EXE_stdio-mcp");
-
-/// The library's test peer, beside this binary.
-fn peer() -> String {
-    let peer =
-        Path::new(CLI).with_file_name(format!("stdio-mcp-peer{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        peer.exists(),
-        "{} is missing: build it with `cargo build --bin stdio-mcp-peer` (scripts/test does)",
-        peer.display()
-    );
-    peer.display().to_string()
-}
-
-/// A folder of this test's own: its config file, its cache, its logs.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("stdio-mcp-cli-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-
-    /// Writes a config of `servers` (name → entry) and returns its path.
-    fn config(&self, servers: Value) -> String {
-        let file = self.path("mcp.json");
-        std::fs::write(&file, json!({ "mcpServers": servers }).to_string()).unwrap();
-        file
-    }
-
-    /// The `stdio-mcp` command, with this folder's cache and as its working
-    /// directory (so no config file of the user's is found), and a HOME of its own.
-    fn cli(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(CLI);
-        command
-            .args(args)
-            .current_dir(&self.0)
-            .env("STDIO_MCP_CACHE", self.path("catalog.json"))
-            .env("HOME", &self.0)
-            .env("XDG_CONFIG_HOME", self.0.join("config"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        finish(self.cli(args).spawn().unwrap(), 90)
-    }
-
-    fn lines(&self, name: &str) -> usize {
-        std::fs::read_to_string(self.path(name)).map_or(0, |t| t.lines().count())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("not one JSON document ({e}): {self:?}"))
-    }
-}
-
-/// Waits for `child` at most `secs`, killing it past that (the test fails).
-fn finish(mut child: Child, secs: u64) -> Run {
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(secs) {
-            let _ = child.kill();
-            panic!("stdio-mcp still running after {secs}s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let mut stdout = String::new();
-    let mut stderr = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    Run {
-        code: status.code().unwrap_or(-1),
-        stdout,
-        stderr,
-    }
-}
+use common::{finish, peer, Scratch};
+use serde_json::json;
 
 fn demo(scratch: &Scratch) -> String {
     scratch.config(json!({

@@ -51,12 +51,16 @@ use crate::transport::Transport;
 
 pub(crate) mod error;
 
+mod fingerprint;
 mod jsonc;
 mod parse;
 mod substitute;
+mod trust;
 mod warning;
 
 pub use error::ConfigError;
+pub use fingerprint::LaunchFingerprint;
+pub use trust::{TrustError, TrustState, TrustStore};
 pub use warning::ConfigWarning;
 
 /// The stdio servers of a configuration file, and the entries left aside.
@@ -119,6 +123,10 @@ pub struct ServerConfig {
     /// unless [`Config::inherit_environment`] said so): see
     /// [`builder`](Self::builder).
     pub inherit_environment: bool,
+    /// The digest of `envFile`'s content as read, for the launch fingerprint.
+    pub(crate) env_file_digest: Option<String>,
+    /// The entry's `sandboxEnabled` and `sandbox` keys as written, likewise.
+    pub(crate) sandbox_keys: Option<serde_json::Value>,
 }
 
 /// The variables a configured server gets from this process's environment,

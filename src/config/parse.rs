@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::error::ConfigError;
+use super::fingerprint::sha256;
 use super::jsonc::strip_jsonc;
 use super::substitute::{substitute, Place};
 use super::warning::{self, ConfigWarning};
@@ -48,7 +49,7 @@ pub(super) fn parse_document(text: &str, place: &Place<'_>) -> Result<Config, Co
             }
             // An entry that cannot be read fails alone.
             match parse_entry(name, entry, place, &mut config.warnings) {
-                Ok(ReadEntry::Stdio(server)) => config.servers.push(server),
+                Ok(ReadEntry::Stdio(server)) => config.servers.push(*server),
                 Ok(ReadEntry::Skipped(reason)) => config.skipped.push(Skipped {
                     name: name.clone(),
                     reason,
@@ -75,7 +76,7 @@ pub(super) fn parse_document(text: &str, place: &Place<'_>) -> Result<Config, Co
 
 /// What one entry of the file turned out to be.
 enum ReadEntry {
-    Stdio(ServerConfig),
+    Stdio(Box<ServerConfig>),
     Skipped(String),
 }
 
@@ -143,9 +144,13 @@ fn parse_entry(
         args.push(expand(&key, arg)?);
     }
     let mut env = Vec::new();
+    let mut env_file_digest = None;
     if let Some(file) = string("envFile")? {
         let file = place.resolve(&expand("envFile", file)?);
-        env.extend(read_env_file(&file).map_err(|m| fail("envFile", m))?);
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| fail("envFile", format!("cannot read {}: {e}", file.display())))?;
+        env_file_digest = Some(sha256(text.as_bytes()));
+        env.extend(read_env_file(&file, &text).map_err(|m| fail("envFile", m))?);
     }
     if let Some(vars) = field("env", "an object", Value::is_object)?.and_then(Value::as_object) {
         env.extend(parse_env(vars, place, &fail)?);
@@ -172,7 +177,7 @@ fn parse_entry(
         Some(dir) => Some(place.resolve(&expand("cwd", dir)?)),
         None => None,
     };
-    Ok(ReadEntry::Stdio(ServerConfig {
+    Ok(ReadEntry::Stdio(Box::new(ServerConfig {
         name: name.to_owned(),
         command,
         args,
@@ -181,7 +186,9 @@ fn parse_entry(
         include_tools,
         exclude_tools: exclude_tools.unwrap_or_default(),
         inherit_environment: false,
-    }))
+        env_file_digest,
+        sandbox_keys: sandbox_keys(entry),
+    })))
 }
 
 fn parse_env(
@@ -210,9 +217,7 @@ fn parse_env(
 }
 
 /// `KEY=VALUE` lines; `#` comments, blank lines, `export ` and quotes allowed.
-fn read_env_file(path: &Path) -> Result<Vec<(String, Option<String>)>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+fn read_env_file(path: &Path, text: &str) -> Result<Vec<(String, Option<String>)>, String> {
     let mut env = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -235,6 +240,15 @@ fn read_env_file(path: &Path) -> Result<Vec<(String, Option<String>)>, String> {
         env.push((key.trim().to_owned(), Some(unquoted.to_owned())));
     }
     Ok(env)
+}
+
+/// The entry's sandbox keys as written, for its launch fingerprint.
+fn sandbox_keys(entry: &Map<String, Value>) -> Option<Value> {
+    let keys: Map<String, Value> = ["sandboxEnabled", "sandbox"]
+        .into_iter()
+        .filter_map(|key| Some((key.to_owned(), entry.get(key)?.clone())))
+        .collect();
+    (!keys.is_empty()).then_some(Value::Object(keys))
 }
 
 pub(super) fn kind(value: &Value) -> &'static str {

@@ -191,3 +191,39 @@ impl DirectWriter {
         None
     }
 }
+
+/// Makes `dir` and its missing parents, those it makes its user's alone (0700).
+pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Creates `file`, which must not exist, readable and writable by its user alone (0600).
+pub(crate) fn create_private_file(file: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(file)
+}
+
+/// Where the user's data lives: `$XDG_DATA_HOME`, else `~/.local/share`;
+/// on macOS `~/Library/Application Support`.
+pub(crate) fn user_data_dir() -> Option<std::path::PathBuf> {
+    let home = || {
+        std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .filter(|h| h.is_absolute())
+    };
+    if cfg!(target_os = "macos") {
+        return home().map(|h| h.join("Library").join("Application Support"));
+    }
+    std::env::var_os("XDG_DATA_HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .or_else(|| home().map(|h| h.join(".local").join("share")))
+}

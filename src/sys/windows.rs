@@ -225,3 +225,24 @@ impl DirectWriter {
         match *self {}
     }
 }
+
+/// Makes `dir` and its missing parents; they inherit the ACL of the user's
+/// profile folder they are made in.
+pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+/// Creates `file`, which must not exist; it inherits its folder's ACL.
+pub(crate) fn create_private_file(file: &Path) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(file)
+}
+
+/// Where the user's data lives: `%APPDATA%` (the roaming profile folder).
+pub(crate) fn user_data_dir() -> Option<PathBuf> {
+    std::env::var_os("APPDATA")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+}

@@ -1,0 +1,258 @@
+//! A repository's servers start only once their user trusted them, as they
+//! are: each command through the built binary, in a scratch folder that
+//! plays the cloned repository (its `.mcp.json` is a project file), with a
+//! server that records each start.
+
+mod common;
+
+use common::{peer, Scratch};
+use serde_json::{json, Value};
+
+/// Writes the project's `.mcp.json`: `demo` (recording its starts in
+/// `starts`) with `extra` arguments, and `other`.
+fn project(s: &Scratch, extra: &[&str]) {
+    let mut args = vec![json!("--log-start"), json!(s.path("starts"))];
+    args.extend(extra.iter().map(|a| json!(a)));
+    let servers = json!({ "mcpServers": {
+        "demo": { "command": peer(), "args": args },
+        "other": { "command": peer(), "args": ["--log-start", s.path("other-starts")] },
+    }});
+    std::fs::write(s.0.join(".mcp.json"), servers.to_string()).unwrap();
+}
+
+fn trust_file(s: &Scratch) -> std::path::PathBuf {
+    s.0.join("data").join("stdio-mcp").join("trust.json")
+}
+
+#[test]
+fn a_projects_server_starts_only_once_trusted_as_it_is() {
+    let s = Scratch::new("trust-flow");
+    project(&s, &[]);
+    let tools = s.run(&["tools"]);
+    assert_eq!(tools.code, 0, "{tools:?}");
+    assert!(tools.stdout.is_empty(), "{tools:?}");
+    for name in ["demo", "other"] {
+        let line = format!("stdio-mcp: server {name:?} of ");
+        let left_out = tools
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with(&line))
+            .count();
+        assert_eq!(left_out, 1, "one line for {name}: {tools:?}");
+    }
+    let servers = s.run(&["--json", "servers"]).json();
+    let states: Vec<(&str, &str)> = servers["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["trust"].as_str().unwrap()))
+        .collect();
+    assert_eq!(states, [("demo", "untrusted"), ("other", "untrusted")]);
+
+    let refused = s.run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    let file = std::fs::canonicalize(s.0.join(".mcp.json")).unwrap();
+    for needed in [
+        format!("of the project file {} is untrusted", file.display()),
+        format!("command: {} --log-start {}", peer(), s.path("starts")),
+        "stdio-mcp trust demo".to_owned(),
+    ] {
+        assert!(
+            refused.stderr.contains(&needed),
+            "{needed:?} in {refused:?}"
+        );
+    }
+    let json = s.run(&["--json", "call", "demo", "echo", "message=hi"]);
+    assert_eq!(json.code, 1);
+    assert_eq!(json.json()["error"]["kind"], "untrusted");
+    assert_eq!(json.json()["error"]["server"], "demo");
+    assert_eq!(s.lines("starts"), 0, "nothing started before the trust");
+
+    let trusted = s.run(&["trust", "demo"]);
+    assert_eq!(trusted.code, 0, "{trusted:?}");
+    assert!(
+        trusted.stdout.starts_with("trusted \"demo\" of "),
+        "{trusted:?}"
+    );
+    let call = s.run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!((call.code, call.stdout.trim()), (0, "Echo: hi"), "{call:?}");
+    assert_eq!(s.lines("starts"), 1);
+    assert_eq!(
+        s.lines("other-starts"),
+        0,
+        "only the trusted server started"
+    );
+
+    // The repository changes the server's arguments: untrusted again, naming what changed.
+    project(&s, &["--noise", "0"]);
+    let changed = s.run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!(changed.code, 1, "{changed:?}");
+    assert!(
+        changed
+            .stderr
+            .contains("changed since you trusted it (args)"),
+        "{changed:?}"
+    );
+    let listed = s.run(&["--json", "trust"]).json();
+    assert_eq!(listed["servers"][0]["state"], "changed");
+    assert_eq!(listed["servers"][0]["changes"], json!(["args"]));
+    assert_eq!(s.lines("starts"), 1, "the changed server did not start");
+
+    let untrusted = s.run(&["untrust", "demo"]);
+    assert_eq!(untrusted.code, 0, "{untrusted:?}");
+    let store: Value =
+        serde_json::from_str(&std::fs::read_to_string(trust_file(&s)).unwrap()).unwrap();
+    assert_eq!(store["servers"], json!({}), "{store}");
+}
+
+/// The store is its user's alone, and written whole.
+#[cfg(unix)]
+#[test]
+fn the_store_is_private_to_its_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("trust-mode");
+    project(&s, &[]);
+    assert_eq!(s.run(&["trust", "demo", "other"]).code, 0);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&trust_file(&s)), 0o600);
+    assert_eq!(mode(trust_file(&s).parent().unwrap()), 0o700);
+    let leftovers: Vec<_> = std::fs::read_dir(trust_file(&s).parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers, ["trust.json"], "no temporary file left");
+}
+
+/// A name that the project and one of the user's own files both define is
+/// refused while the project's is untrusted: never silently the other one.
+#[test]
+fn a_name_the_project_shares_with_the_users_file_is_refused_naming_both() {
+    let s = Scratch::new("trust-shadow");
+    project(&s, &[]);
+    let users = s.0.join(".cursor").join("mcp.json");
+    std::fs::create_dir_all(users.parent().unwrap()).unwrap();
+    let mine = json!({ "mcpServers": { "demo": {
+        "command": peer(), "args": ["--log-start", s.path("user-starts")] } } });
+    std::fs::write(&users, mine.to_string()).unwrap();
+    // Run from a folder below, so ./.cursor/mcp.json is not the user's file there.
+    let repo = s.0.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::rename(s.0.join(".mcp.json"), repo.join(".mcp.json")).unwrap();
+    let run = common::finish(
+        s.cli(&["call", "demo", "echo", "message=hi"])
+            .current_dir(&repo)
+            .spawn()
+            .unwrap(),
+        60,
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            &repo
+                .join(".mcp.json")
+                .canonicalize()
+                .unwrap()
+                .display()
+                .to_string()
+        ),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains(&users.display().to_string()), "{run:?}");
+    assert_eq!((s.lines("starts"), s.lines("user-starts")), (0, 0));
+}
+
+#[test]
+fn trust_takes_project_servers_only_and_a_bad_store_starts_nothing() {
+    let s = Scratch::new("trust-input");
+    // Outside any project: nothing to list.
+    let none = s.run(&["trust"]);
+    assert_eq!((none.code, none.stdout.as_str()), (0, ""), "{none:?}");
+    project(&s, &[]);
+    let typo = s.run(&["trust", "dmeo"]);
+    assert_eq!(typo.code, 1, "{typo:?}");
+    assert!(
+        typo.stderr.contains("\"dmeo\" is not a project server"),
+        "{typo:?}"
+    );
+    assert!(typo.stderr.contains("did you mean \"demo\"?"), "{typo:?}");
+
+    std::fs::create_dir_all(trust_file(&s).parent().unwrap()).unwrap();
+    std::fs::write(trust_file(&s), "not json").unwrap();
+    let broken = s.run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!(broken.code, 1, "{broken:?}");
+    let named = format!("trust store {}: is not JSON", trust_file(&s).display());
+    assert!(broken.stderr.contains(&named), "{broken:?}");
+    std::fs::write(trust_file(&s), r#"{"version": 1, "servers": []}"#).unwrap();
+    let shape = s.run(&["tools"]);
+    assert_eq!(shape.code, 1, "{shape:?}");
+    assert!(shape.stderr.contains("is not a trust store"), "{shape:?}");
+    assert_eq!(s.lines("starts"), 0);
+}
+
+/// The user's own act needs no trust: a file named with `--config`.
+#[test]
+fn a_file_named_with_config_starts_as_before() {
+    let s = Scratch::new("trust-explicit");
+    project(&s, &[]);
+    let call = s.run(&[
+        "--config",
+        ".mcp.json",
+        "call",
+        "demo",
+        "echo",
+        "message=hi",
+    ]);
+    assert_eq!(call.code, 0, "{call:?}");
+    assert_eq!(s.lines("starts"), 1);
+}
+
+/// On a terminal the first command that needs the server asks; `n` starts
+/// nothing, `y` trusts it and goes on. (`script` gives the command a
+/// pseudo-terminal and passes our input to it.)
+#[cfg(target_os = "linux")]
+#[test]
+fn the_question_on_a_terminal_answered_n_then_y() {
+    use std::io::Write;
+    let s = Scratch::new("trust-ask");
+    project(&s, &[]);
+    let ask = |answer: &str| {
+        let line = format!("{} call demo echo message=hi", common::CLI);
+        // The environment the other runs get, for the command `script` runs.
+        let command = s.cli(&[]);
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env("TERM", "dumb")
+            .current_dir(&s.0)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answer.as_bytes())
+            .unwrap();
+        common::finish(child, 60)
+    };
+    let no = ask("n\n");
+    assert_eq!(no.code, 1, "{no:?}");
+    for shown in [
+        "wants to start the server \"demo\"",
+        "command: ",
+        "runs with your rights",
+        "[y/N]",
+    ] {
+        assert!(no.stdout.contains(shown), "{shown:?} in {no:?}");
+    }
+    assert!(no.stdout.contains("nothing was started"), "{no:?}");
+    assert_eq!(s.lines("starts"), 0);
+    let yes = ask("y\n");
+    assert_eq!(yes.code, 0, "{yes:?}");
+    assert!(yes.stdout.contains("Echo: hi"), "{yes:?}");
+    assert_eq!(s.lines("starts"), 1);
+    let again = s.run(&["call", "demo", "echo", "message=again"]);
+    assert_eq!(again.code, 0, "trusted for good: {again:?}");
+}

@@ -1,0 +1,207 @@
+//! A server entry's launch definition, reduced to a fingerprint: what a user
+//! trusted when they let a repository's server start, so that any change to
+//! what would run makes it untrusted again, and says what changed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::ServerConfig;
+
+/// The fingerprint of what a server entry launches: a SHA-256 over its
+/// canonical form, and one per part, so a change can be named without
+/// keeping any value (an environment variable's value is a secret).
+///
+/// The canonical form is a JSON object written with sorted keys and no
+/// spaces, UTF-8: `{"args":[..],"command":"..","cwd":".."|null,
+/// "env":[["NAME","value"|null],..],"envFile":"sha256:.."|null,
+/// "sandbox":{..}|null}` — the arguments and environment changes in their
+/// order, `cwd` after substitution and resolution, `envFile` the digest of
+/// the file's content as read, `sandbox` the entry's `sandboxEnabled` and
+/// `sandbox` keys as written. The parts are `command`, `args`, `cwd`,
+/// `envFile`, `sandbox` and `env NAME` for each variable.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::config::Config;
+///
+/// let before = Config::parse(r#"{"mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}}"#)?;
+/// let after = Config::parse(r#"{"mcpServers": {"git": {"command": "uvx", "args": ["evil"], "env": {"TOKEN": "x"}}}}"#)?;
+/// let (before, after) = (before.servers()[0].fingerprint(), after.servers()[0].fingerprint());
+/// assert!(before.digest().starts_with("sha256:"));
+/// assert_ne!(before, after);
+/// assert_eq!(after.changes_since(&before), ["args", "env TOKEN"]);
+/// # Ok::<(), stdio_mcp::config::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchFingerprint {
+    digest: String,
+    parts: BTreeMap<String, String>,
+}
+
+impl LaunchFingerprint {
+    /// `"sha256:"` and 64 lowercase hex digits, over the canonical form.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"t": {"command": "t"}}}"#)?;
+    /// assert_eq!(config.servers()[0].fingerprint().digest().len(), 7 + 64);
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// What differs from `before`, sorted: `command`, `args`, `cwd`,
+    /// `envFile`, `sandbox`, `env NAME` (a variable added, removed or changed;
+    /// never its value). Empty when the two are the same.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::config::Config;
+    ///
+    /// let a = Config::parse(r#"{"mcpServers": {"t": {"command": "t", "cwd": "/a"}}}"#)?;
+    /// let b = Config::parse(r#"{"mcpServers": {"t": {"command": "t", "cwd": "/b"}}}"#)?;
+    /// let (a, b) = (a.servers()[0].fingerprint(), b.servers()[0].fingerprint());
+    /// assert_eq!(b.changes_since(&a), ["cwd"]);
+    /// assert!(a.changes_since(&a).is_empty());
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn changes_since(&self, before: &LaunchFingerprint) -> Vec<String> {
+        let mut changed: Vec<String> = self
+            .parts
+            .iter()
+            .filter(|(part, digest)| before.parts.get(*part) != Some(digest))
+            .map(|(part, _)| part.clone())
+            .chain(
+                before
+                    .parts
+                    .keys()
+                    .filter(|part| !self.parts.contains_key(*part))
+                    .cloned(),
+            )
+            .collect();
+        changed.sort();
+        changed.dedup();
+        // The whole differs while no part does only if the order of the
+        // environment's changes moved.
+        if changed.is_empty() && self.digest != before.digest {
+            changed.push("env".to_owned());
+        }
+        changed
+    }
+
+    /// The fingerprint as the trust store keeps it.
+    pub(crate) fn to_json(&self) -> Value {
+        json!({ "digest": self.digest, "parts": self.parts })
+    }
+
+    /// A fingerprint the trust store kept; `None` if it is not of that shape.
+    pub(crate) fn from_json(value: &Value) -> Option<Self> {
+        let digest = value.get("digest")?.as_str()?.to_owned();
+        let parts = value
+            .get("parts")?
+            .as_object()?
+            .iter()
+            .map(|(part, digest)| Some((part.clone(), digest.as_str()?.to_owned())))
+            .collect::<Option<BTreeMap<_, _>>>()?;
+        Some(LaunchFingerprint { digest, parts })
+    }
+}
+
+/// `"sha256:"` and the lowercase hex digest of `bytes`.
+pub(crate) fn sha256(bytes: &[u8]) -> String {
+    let mut text = String::with_capacity(7 + 64);
+    text.push_str("sha256:");
+    for byte in Sha256::digest(bytes) {
+        let _ = write!(text, "{byte:02x}");
+    }
+    text
+}
+
+/// JSON text with every object's keys sorted and no spaces, whatever order
+/// the map keeps (serde_json keeps insertion order when a dependency asks).
+fn canonical(value: &Value) -> String {
+    fn write(value: &Value, out: &mut String) {
+        match value {
+            Value::Object(map) => {
+                let mut entries: Vec<_> = map.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                out.push('{');
+                for (i, (key, item)) in entries.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::from(key.as_str()).to_string());
+                    out.push(':');
+                    write(item, out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            scalar => out.push_str(&scalar.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
+impl ServerConfig {
+    /// The fingerprint of what this entry launches (see [`LaunchFingerprint`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::config::Config;
+    ///
+    /// let spaced = Config::parse(r#"{"mcpServers": {"t": { "command" : "t" , "args": ["a"] }}}"#)?;
+    /// let tight = Config::parse(r#"{"mcpServers":{"t":{"args":["a"],"command":"t"}}}"#)?;
+    /// assert_eq!(spaced.servers()[0].fingerprint(), tight.servers()[0].fingerprint());
+    /// # Ok::<(), stdio_mcp::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn fingerprint(&self) -> LaunchFingerprint {
+        let cwd = self.cwd.as_ref().map(|dir| dir.to_string_lossy());
+        let whole = json!({
+            "command": self.command,
+            "args": self.args,
+            "cwd": cwd,
+            "env": self.env,
+            "envFile": self.env_file_digest,
+            "sandbox": self.sandbox_keys,
+        });
+        let mut parts = BTreeMap::new();
+        for part in ["command", "args", "cwd", "envFile", "sandbox"] {
+            if !whole[part].is_null() {
+                parts.insert(part.to_owned(), sha256(canonical(&whole[part]).as_bytes()));
+            }
+        }
+        for (name, value) in &self.env {
+            parts.insert(
+                format!("env {name}"),
+                sha256(canonical(&json!(value)).as_bytes()),
+            );
+        }
+        LaunchFingerprint {
+            digest: sha256(canonical(&whole).as_bytes()),
+            parts,
+        }
+    }
+}
