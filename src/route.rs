@@ -118,6 +118,8 @@ pub(crate) struct Router {
     handlers: Handlers,
     /// Replies whose handlers are still at work.
     replies: FuturesUnordered<Pending>,
+    /// The server sent a request since [`take_asked`](Self::take_asked) last looked.
+    asked: bool,
 }
 
 impl Router {
@@ -126,7 +128,13 @@ impl Router {
             shared,
             handlers,
             replies: FuturesUnordered::new(),
+            asked: false,
         }
+    }
+
+    /// Whether the server sent a request since this was last asked.
+    pub(crate) fn take_asked(&mut self) -> bool {
+        std::mem::take(&mut self.asked)
     }
 
     /// Handles one stdout line, already stripped of its line ending.
@@ -169,6 +177,7 @@ impl Router {
                 }
             }
             Incoming::Request(request) => {
+                self.asked = true;
                 let Some(handler) = &mut self.handlers.request else {
                     return;
                 };

@@ -9,6 +9,7 @@ use stdio_mcp::group::ServerState;
 use crate::arguments;
 use crate::commands::{failed, print_json, Session};
 use crate::failure::{did_you_mean, Failure, SERVER_SAID_NO};
+use crate::output::outln;
 
 impl Session {
     /// `call SERVER TOOL [ARG...]`.
@@ -51,7 +52,7 @@ impl Session {
             print_content(&serde_json::to_value(&result.content).unwrap_or_default());
             if let Some(structured) = &result.structured_content {
                 if result.text().is_empty() {
-                    println!(
+                    outln!(
                         "{}",
                         serde_json::to_string_pretty(structured).unwrap_or_default()
                     );
@@ -93,7 +94,7 @@ impl Session {
                 .into_iter()
                 .flatten()
             {
-                println!("[{}]", message["role"].as_str().unwrap_or_default());
+                outln!("[{}]", message["role"].as_str().unwrap_or_default());
                 print_content(&json!([message["content"]]));
             }
         }
@@ -117,8 +118,8 @@ impl Session {
                 .flatten()
             {
                 match part["text"].as_str() {
-                    Some(text) => println!("{text}"),
-                    None => println!(
+                    Some(text) => outln!("{text}"),
+                    None => outln!(
                         "({} bytes of {})",
                         part["blob"].as_str().map_or(0, |b| b.len() * 3 / 4),
                         part["mimeType"].as_str().unwrap_or("binary data")
@@ -153,8 +154,8 @@ impl Session {
             return Ok(());
         }
         let s = client.server_info();
-        println!("server:    {} {}", s.name, s.version);
-        println!(
+        outln!("server:    {} {}", s.name, s.version);
+        outln!(
             "era:       {} (MCP {})",
             client.era(),
             client.protocol_version()
@@ -164,7 +165,7 @@ impl Session {
             .as_object()
             .map(|c| c.keys().collect())
             .unwrap_or_default();
-        println!(
+        outln!(
             "offers:    {}",
             offered
                 .iter()
@@ -173,7 +174,7 @@ impl Session {
                 .join(", ")
         );
         if let Some(instructions) = client.instructions() {
-            println!("instructions:\n{instructions}");
+            outln!("instructions:\n{instructions}");
         }
         Ok(())
     }
@@ -183,19 +184,19 @@ impl Session {
 fn print_content(content: &Value) {
     for item in content.as_array().into_iter().flatten() {
         match item["type"].as_str() {
-            Some("text") => println!("{}", item["text"].as_str().unwrap_or_default()),
+            Some("text") => outln!("{}", item["text"].as_str().unwrap_or_default()),
             Some("resource") => match item["resource"]["text"].as_str() {
-                Some(text) => println!("{text}"),
-                None => println!(
+                Some(text) => outln!("{text}"),
+                None => outln!(
                     "[resource {}]",
                     item["resource"]["uri"].as_str().unwrap_or_default()
                 ),
             },
             Some("resource_link") => {
-                println!("[link {}]", item["uri"].as_str().unwrap_or_default())
+                outln!("[link {}]", item["uri"].as_str().unwrap_or_default())
             }
-            Some(kind) => println!("[{kind}: {}]", item["mimeType"].as_str().unwrap_or("data")),
-            None => println!("{item}"),
+            Some(kind) => outln!("[{kind}: {}]", item["mimeType"].as_str().unwrap_or("data")),
+            None => outln!("{item}"),
         }
     }
 }

@@ -14,6 +14,7 @@ use stdio_mcp::group::{Group, GroupBuilder};
 use stdio_mcp::RpcError;
 
 use crate::failure::{did_you_mean, Failure, SERVER_FAILED};
+use crate::output::{self, outln};
 use crate::sources::{self, Servers};
 use crate::terminal::{self, Bar};
 use crate::{complete, Cli, Command, Shell, Target};
@@ -53,7 +54,12 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     };
     // Ctrl-C drops the command's future (its call is cancelled on the
     // wire), then the servers are closed, which writes that cancel out.
+    // A closed stdout does the same, quietly (output.rs).
     let (interrupt, mut interrupted) = futures::channel::mpsc::unbounded();
+    let reader_left = interrupt.clone();
+    output::watch_reader(move || {
+        let _ = reader_left.unbounded_send(());
+    });
     let _ = ctrlc::set_handler(move || {
         let _ = interrupt.unbounded_send(());
     });
@@ -273,7 +279,7 @@ fn roots(given: &[std::path::PathBuf]) -> Vec<Value> {
 
 /// Prints `value` as the one JSON document of `--json`.
 pub(crate) fn print_json(value: &Value) {
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(value).unwrap_or_default()
     );

@@ -7,6 +7,7 @@ use stdio_mcp::group::{Group, ServerState};
 
 use crate::commands::{failed, print_json, Session};
 use crate::failure::Failure;
+use crate::output::outln;
 
 impl Session {
     /// `servers`: each configured server's state, era, tool count and file.
@@ -57,16 +58,19 @@ impl Session {
         if self.cli.json {
             print_json(&json!({ "servers": rows }));
         } else if rows.is_empty() {
-            println!(
+            outln!(
                 "no servers: name a config file with --config, or give a server's command after --"
             );
         } else {
-            println!(
+            outln!(
                 "{:<20} {:<9} {:<7} {:>5}  SOURCE",
-                "NAME", "STATE", "ERA", "TOOLS"
+                "NAME",
+                "STATE",
+                "ERA",
+                "TOOLS"
             );
             for row in &rows {
-                println!(
+                outln!(
                     "{:<20} {:<9} {:<7} {:>5}  {}",
                     row["name"].as_str().unwrap_or_default(),
                     row["state"].as_str().unwrap_or_default(),
@@ -75,7 +79,7 @@ impl Session {
                     row["source"].as_str().unwrap_or_default()
                 );
                 if let Some(error) = row["error"].as_str() {
-                    println!("    {error}");
+                    outln!("    {error}");
                 }
             }
         }
@@ -117,7 +121,7 @@ impl Session {
             let name = if single { &t.tool.name } else { &t.name };
             let description = t.tool.description.as_deref().unwrap_or_default();
             let first = description.lines().next().unwrap_or_default();
-            println!("{name:<32} {first}");
+            outln!("{name:<32} {first}");
         }
         Ok(())
     }
@@ -138,7 +142,7 @@ impl Session {
         } else {
             for p in &prompts {
                 let name = if single { &p.prompt.name } else { &p.name };
-                println!(
+                outln!(
                     "{name:<32} {}",
                     p.prompt.description.as_deref().unwrap_or_default()
                 );
@@ -166,7 +170,7 @@ impl Session {
             print_json(&json!({ "resources": listed }));
         } else {
             for r in &resources {
-                println!("{:<40} {} ({})", r.resource.uri, r.resource.name, r.server);
+                outln!("{:<40} {} ({})", r.resource.uri, r.resource.name, r.server);
             }
         }
         group.close().await;

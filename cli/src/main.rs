@@ -8,6 +8,7 @@ mod commands;
 mod complete;
 mod failure;
 mod lists;
+mod output;
 mod sources;
 mod terminal;
 mod trust;
@@ -19,6 +20,7 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use clap_complete::engine::{ArgValueCandidates, ArgValueCompleter};
 
 use failure::Failure;
+use output::outln;
 
 /// Talk to stdio MCP servers: those of your host config files, or any
 /// server's command line after `--`.
@@ -173,7 +175,7 @@ fn main() -> ExitCode {
                 .collect();
             let failure = Failure::usage(line.join("; "));
             if std::env::args().any(|a| a == "--json") {
-                println!("{}", failure.to_json());
+                outln!("{}", failure.to_json());
             } else {
                 eprintln!("stdio-mcp: {failure} (see stdio-mcp --help)");
             }
@@ -182,12 +184,16 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let outcome = commands::run(cli);
+    if output::closed() {
+        // Its reader left: nothing more to say, and nobody to say it to.
+        return ExitCode::from(output::CLOSED_STDOUT);
+    }
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             if json {
                 if !failure.printed {
-                    println!("{}", failure.to_json());
+                    outln!("{}", failure.to_json());
                 }
             } else {
                 eprintln!("stdio-mcp: {failure}");

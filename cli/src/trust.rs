@@ -11,6 +11,7 @@ use stdio_mcp::config::{Config, ServerConfig, TrustState, TrustStore};
 
 use crate::commands::{print_json, Session};
 use crate::failure::{did_you_mean, Failure, USAGE};
+use crate::output::outln;
 use crate::sources::Servers;
 use crate::terminal;
 
@@ -148,7 +149,7 @@ impl Session {
         store.save().map_err(|e| Failure::config(e.to_string()))?;
         for (name, file, server) in trusted {
             if !self.cli.json {
-                println!(
+                outln!(
                     "trusted {name:?} of {}: {}",
                     file.display(),
                     command_line(server)
@@ -181,7 +182,7 @@ impl Session {
                 } else {
                     " (it was not trusted)"
                 };
-                println!("untrusted {name:?}{was}");
+                outln!("untrusted {name:?}{was}");
             }
         }
         Ok(())
@@ -248,13 +249,13 @@ impl Session {
             return Ok(());
         }
         for (server, file, state, _) in rows {
-            println!(
+            outln!(
                 "{:<20} {:<40} {}",
                 server.name,
                 state.to_string(),
                 file.display()
             );
-            println!("    {}", command_line(server));
+            outln!("    {}", command_line(server));
         }
         Ok(())
     }

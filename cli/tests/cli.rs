@@ -221,6 +221,70 @@ fn an_ad_hoc_server_after_the_double_dash() {
 }
 
 #[cfg(unix)]
+/// `stdio-mcp … | head`: a reader that leaves ends the command quietly with
+/// the status a shell expects (141), its call cancelled on the wire, its
+/// server closed as usual.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_the_command_quietly_with_141() {
+    let s = Scratch::new("closed-stdout");
+    let log = s.path("lines");
+    let mut child = s
+        .cli(&[
+            "call",
+            "job",
+            "outcome=never",
+            "--",
+            &peer(),
+            "--tasks",
+            "--log-lines",
+            &log,
+        ])
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("tasks/get")) {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the call never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The reader leaves while the call runs.
+    drop(child.stdout.take());
+    let r = finish(child, 20);
+    assert_eq!((r.code, r.stderr.as_str()), (141, ""), "quietly: {r:?}");
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert!(lines.contains("\"method\":\"tasks/cancel\""), "{lines}");
+
+    // A listing whose reader left before it was written: the same status.
+    let config = demo(&s);
+    let mut child = s
+        .cli(&["--config", &config, "--refresh", "tools", "demo"])
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(
+        (child.wait().unwrap().code(), stderr.as_str()),
+        (Some(141), "")
+    );
+}
+
+/// A server that asks something after the command is done with it
+/// (server-everything asks `roots/list`) is not waited for: the ladder's 2 s
+/// would come on top of every one-shot command.
+#[test]
+fn a_one_shot_command_does_not_wait_for_a_server_that_waits_for_it() {
+    let s = Scratch::new("ask-on-eof");
+    let started = Instant::now();
+    let r = s.run(&["call", "echo", "message=hi", "--", &peer(), "--ask-on-eof"]);
+    let took = started.elapsed();
+    assert_eq!((r.code, r.stdout.trim()), (0, "Echo: hi"), "{r:?}");
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+}
+
 #[test]
 fn ctrl_c_cancels_the_call_on_the_wire_then_exits_130() {
     let s = Scratch::new("interrupt");

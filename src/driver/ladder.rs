@@ -27,10 +27,21 @@ impl Inner {
     }
 
     pub(super) fn climb_ladder(&mut self, cx: &mut Context<'_>) {
+        // A server that asks something after its input ended waits for an
+        // answer that cannot come: it will not exit by itself, so it gets no
+        // more of the EOF step.
+        let stranded = self.stdin.is_none() && self.router.take_asked();
         let Stage::Closing { next, timer } = &mut self.stage else {
             return;
         };
-        if *next == Rung::Done || timer.poll_unpin(cx).is_pending() {
+        let hastened = stranded && *next == Rung::Term;
+        if hastened {
+            event!(
+                info,
+                "MCP server asked something after its input ended: it cannot be answered"
+            );
+        }
+        if *next == Rung::Done || !hastened && timer.poll_unpin(cx).is_pending() {
             return;
         }
         match *next {
@@ -39,10 +50,12 @@ impl Inner {
                 timer.set_after(LADDER_STEP);
                 // Register the timer's new deadline.
                 let _ = timer.poll_unpin(cx);
-                event!(
-                    warn,
-                    "MCP server still runs 2 s after its input ended: terminating it"
-                );
+                if !hastened {
+                    event!(
+                        warn,
+                        "MCP server still runs 2 s after its input ended: terminating it"
+                    );
+                }
                 // Whatever was not written by now will not be.
                 self.close_stdin();
                 self.terminated_at = Some(Instant::now());

@@ -323,6 +323,8 @@ impl Inner {
     fn close_stdin(&mut self) {
         self.stdin = None;
         self.shared.lock().direct = None;
+        // What the server asks from now on can never be answered.
+        self.router.take_asked();
     }
 
     fn exited(&self) -> bool {

@@ -49,6 +49,22 @@ fn a_server_that_stops_on_eof_is_never_terminated() {
     });
 }
 
+/// A server that asks something once its input ended (server-everything
+/// with `roots/list` in flight) waits for an answer that cannot come and
+/// never exits by itself: the ladder skips the rest of its EOF step.
+#[test]
+fn a_server_that_asks_after_its_input_ended_is_terminated_at_once() {
+    run(10, async {
+        let t = peer(&["--ask-on-eof"]).spawn().unwrap();
+        t.send_request("ping", None).await.unwrap();
+        let started = Instant::now();
+        t.close().await.unwrap();
+        let took = started.elapsed();
+        assert!(took < Duration::from_millis(1000), "{took:?}");
+        common::assert_ladder_step_two(t.exit_status().unwrap());
+    });
+}
+
 /// (A signal on Unix: `lifecycle::death_by_signal_is_reported_as_such`.)
 #[test]
 fn an_exit_code_is_reported_with_no_signal() {

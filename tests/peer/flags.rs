@@ -4,6 +4,7 @@ use std::{env, process};
 
 pub struct Flags {
     pub ignore_eof: bool,
+    pub ask_on_eof: bool,
     pub ignore_term: bool,
     pub banner: bool,
     pub no_read: bool,
@@ -35,6 +36,7 @@ pub struct Flags {
 pub fn flags() -> Flags {
     let mut f = Flags {
         ignore_eof: false,
+        ask_on_eof: false,
         ignore_term: false,
         banner: false,
         no_read: false,
@@ -60,6 +62,7 @@ pub fn flags() -> Flags {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--ignore-eof" => f.ignore_eof = true,
+            "--ask-on-eof" => f.ask_on_eof = true,
             "--ignore-term" => f.ignore_term = true,
             "--banner" => f.banner = true,
             "--no-read" => f.no_read = true,

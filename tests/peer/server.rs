@@ -5,7 +5,8 @@
 //! misbehave on cue, and it remembers every line it read so a test can ask what
 //! the transport wrote (`test/received`).
 //!
-//! Flags: `--ignore-eof` (keep running after stdin ends), `--ignore-term`
+//! Flags: `--ignore-eof` (keep running after stdin ends), `--ask-on-eof` (ask
+//! `roots/list` when stdin ends, then wait for the answer forever), `--ignore-term`
 //! (ignore SIGTERM), `--banner` (print a non-JSON line first), `--no-read`
 //! (never read stdin), `--grandchild` (start a long-lived, silent copy of itself that
 //! shares the pipes), `--detached-grandchild` (the same, but on `/dev/null` instead of
@@ -149,7 +150,7 @@ fn main() {
         crash_after: flags.crash_after,
         requests: 0,
         listens: Vec::new(),
-        out,
+        out: Arc::clone(&out),
         received: Vec::new(),
         asks: HashMap::new(),
         next_ask: 1,
@@ -184,7 +185,15 @@ fn main() {
         }
         peer.line(text);
     }
-    if flags.ignore_eof {
+    if flags.ask_on_eof {
+        // As server-everything with a request of its own in flight: it waits
+        // for the answer, and never exits while it waits.
+        send(
+            &out,
+            &json!({ "jsonrpc": "2.0", "id": "late", "method": "roots/list" }),
+        );
+    }
+    if flags.ignore_eof || flags.ask_on_eof {
         loop {
             thread::sleep(Duration::from_secs(3600));
         }

@@ -1,0 +1,70 @@
+//! What the command prints on stdout, through [`outln!`]: a stdout that a
+//! reader closed (`| head`) is remembered and the rest dropped, never a panic;
+//! the command then ends as it would have (its servers closed as usual) and
+//! exits with the status a shell expects of a Unix tool whose reader left.
+
+use std::fmt;
+use std::io::{ErrorKind, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The status of a process ended by SIGPIPE, as a shell reports it (128 + 13).
+pub const CLOSED_STDOUT: u8 = 141;
+
+static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Prints a line on stdout, unless its reader has left.
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::output::line(format_args!($($arg)*)) };
+}
+pub(crate) use outln;
+
+/// Writes `text` and a newline to stdout, unless its reader has left.
+pub fn line(text: fmt::Arguments<'_>) {
+    if CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    let written = writeln!(out, "{text}").and_then(|()| out.flush());
+    if let Err(error) = written {
+        if error.kind() == ErrorKind::BrokenPipe {
+            CLOSED.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Calls `on_close` once stdout's reader leaves, seen by poll(2) (a pipe's
+/// write end reports an error then), so a call still running is cancelled
+/// rather than finished for nobody. Elsewhere (Windows) a closed stdout is
+/// seen when written to.
+pub fn watch_reader(on_close: impl FnOnce() + Send + 'static) {
+    #[cfg(unix)]
+    {
+        use rustix::event::{poll, PollFd, PollFlags};
+        let watch = move || {
+            let stdout = std::io::stdout();
+            // No event asked for: only an error or a hang-up wakes it.
+            let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+            loop {
+                match poll(&mut fds, None) {
+                    Ok(_) if fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP) => {
+                        CLOSED.store(true, Ordering::Relaxed);
+                        on_close();
+                        return;
+                    }
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => return,
+                }
+            }
+        };
+        let _ = std::thread::Builder::new()
+            .name("stdout-reader".into())
+            .spawn(watch);
+    }
+    #[cfg(not(unix))]
+    drop(on_close);
+}
+
+/// Whether stdout's reader left before everything was written.
+pub fn closed() -> bool {
+    CLOSED.load(Ordering::Relaxed)
+}
