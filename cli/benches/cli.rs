@@ -5,6 +5,10 @@
 //!   `examples/quickstart --call` (target: at most 1.3×), in alternating
 //!   blocks, the median of the blocks' ratios.
 //!
+//! - `stdio-mcp call demo echo` through a running daemon (`daemon start`),
+//!   against the same call run directly and through the quickstart (target:
+//!   at most 50 ms wall for a warm call).
+//!
 //! `cargo bench -p stdio-mcp-cli` (it builds the library's example and test
 //! peer in release first). Pin it with `taskset -c 0` to judge.
 
@@ -71,7 +75,8 @@ fn main() {
             .arg("--config")
             .arg(&config)
             .args(args)
-            .env("STDIO_MCP_CACHE", dir.join("catalog.json"));
+            .env("STDIO_MCP_CACHE", dir.join("catalog.json"))
+            .env("STDIO_MCP_DAEMON_DIR", dir.join("daemon"));
         command
     };
 
@@ -91,7 +96,15 @@ fn main() {
     let (mut cli_times, mut quick_times) = (Vec::new(), Vec::new());
     for _ in 0..BLOCKS {
         let c: Vec<f64> = (0..RUNS / 4)
-            .map(|_| timed(&mut cli(&["call", "demo", "echo", "message=hi"])))
+            .map(|_| {
+                timed(&mut cli(&[
+                    "--no-daemon",
+                    "call",
+                    "demo",
+                    "echo",
+                    "message=hi",
+                ]))
+            })
             .collect();
         let q: Vec<f64> = (0..RUNS / 4)
             .map(|_| {
@@ -111,8 +124,40 @@ fn main() {
     println!(
         "stdio-mcp call demo echo: {:.1} ms vs examples/quickstart --call: {:.1} ms = {:.3}x (median of {BLOCKS} blocks; target <= 1.3x)",
         median(cli_times),
-        median(quick_times),
+        median(quick_times.clone()),
         median(ratios)
+    );
+
+    // Through the daemon: the server stays warm between calls.
+    timed(&mut cli(&["daemon", "start"]));
+    timed(&mut cli(&["call", "demo", "echo", "message=warm"])); // starts the server
+    let (mut through, mut direct) = (Vec::new(), Vec::new());
+    for _ in 0..BLOCKS {
+        through.push(median(
+            (0..RUNS / 4)
+                .map(|_| timed(&mut cli(&["call", "demo", "echo", "message=hi"])))
+                .collect(),
+        ));
+        direct.push(median(
+            (0..RUNS / 4)
+                .map(|_| {
+                    timed(&mut cli(&[
+                        "--no-daemon",
+                        "call",
+                        "demo",
+                        "echo",
+                        "message=hi",
+                    ]))
+                })
+                .collect(),
+        ));
+    }
+    timed(&mut cli(&["daemon", "stop"]));
+    println!(
+        "stdio-mcp call demo echo through the daemon: {:.1} ms wall, directly {:.1} ms, examples/quickstart --call {:.1} ms (medians of {BLOCKS} blocks; target <= 50 ms)",
+        median(through),
+        median(direct),
+        median(quick_times)
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use futures::channel::mpsc::UnboundedReceiver;
 use futures::future::{select, Either};
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -14,9 +15,10 @@ use stdio_mcp::group::{Group, GroupBuilder};
 use stdio_mcp::RpcError;
 
 use crate::failure::{did_you_mean, Failure, SERVER_FAILED};
-use crate::output::{self, outln};
+use crate::output::{self, errln, outln};
 use crate::sources::{self, Servers};
 use crate::terminal::{self, Bar};
+use crate::view::View;
 use crate::{complete, Cli, Command, Shell, Target};
 
 /// How long a server may take to start (`npx` and `uvx` may download it first).
@@ -27,7 +29,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 pub(crate) struct Session {
     pub(crate) cli: Cli,
     pub(crate) servers: Servers,
-    opened: std::sync::Mutex<Vec<Group>>,
+    /// The daemon's warm group, when the command runs in the daemon.
+    hosted: Option<Group>,
+    opened: std::sync::Mutex<Vec<View>>,
     /// The bar of a call's progress and task status, on a terminal.
     pub(crate) bar: Bar,
 }
@@ -46,16 +50,10 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Some(command) => sources::ad_hoc(command)?,
         None => sources::load(&cli.config)?,
     };
-    let session = Session {
-        cli,
-        servers,
-        opened: std::sync::Mutex::default(),
-        bar: Bar::default(),
-    };
     // Ctrl-C drops the command's future (its call is cancelled on the
     // wire), then the servers are closed, which writes that cancel out.
     // A closed stdout does the same, quietly (output.rs).
-    let (interrupt, mut interrupted) = futures::channel::mpsc::unbounded();
+    let (interrupt, interrupted) = futures::channel::mpsc::unbounded();
     let reader_left = interrupt.clone();
     output::watch_reader(move || {
         let _ = reader_left.unbounded_send(());
@@ -63,6 +61,24 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     let _ = ctrlc::set_handler(move || {
         let _ = interrupt.unbounded_send(());
     });
+    execute(cli, servers, None, interrupted)
+}
+
+/// Runs the command `cli` on `servers` (through the daemon's warm group when
+/// `hosted`) until it is done or `interrupted`.
+pub(crate) fn execute(
+    cli: Cli,
+    servers: Servers,
+    hosted: Option<Group>,
+    mut interrupted: UnboundedReceiver<()>,
+) -> Result<(), Failure> {
+    let session = Session {
+        cli,
+        servers,
+        hosted,
+        opened: std::sync::Mutex::default(),
+        bar: Bar::default(),
+    };
     futures::executor::block_on(async {
         let running = Box::pin(session.run());
         match select(running, interrupted.next()).await {
@@ -82,7 +98,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 /// The command line after `--`, when the command has one.
-fn ad_hoc_command(command: &Command) -> Option<&[String]> {
+pub(crate) fn ad_hoc_command(command: &Command) -> Option<&[String]> {
     let target: &Target = match command {
         Command::Tools { target, .. }
         | Command::Call { target, .. }
@@ -94,6 +110,7 @@ fn ad_hoc_command(command: &Command) -> Option<&[String]> {
         Command::Servers
         | Command::Trust { .. }
         | Command::Untrust { .. }
+        | Command::Daemon { .. }
         | Command::Completions { .. } => return None,
     };
     (!target.command.is_empty()).then_some(target.command.as_slice())
@@ -133,7 +150,8 @@ impl Session {
             Command::Info { server, .. } => self.info(server.clone()).await,
             Command::Trust { names } => self.trust(names),
             Command::Untrust { names } => self.untrust(names),
-            Command::Completions { .. } => Ok(()),
+            // Handled before a session is made (main.rs).
+            Command::Daemon { .. } | Command::Completions { .. } => Ok(()),
         }
     }
 
@@ -173,67 +191,73 @@ impl Session {
             config.retain(|n| n == name);
         } else {
             for held in self.leave_out_held(&mut config)? {
-                eprintln!("{}", held.left_out());
+                errln!("{}", held.left_out());
             }
         }
         Ok((config, server))
     }
 
-    /// A group of `config`'s servers as this command line wants them:
-    /// arguments checked against the schemas, questions asked on a
-    /// terminal, stderr shown with `--verbose`, the catalog cache
-    /// (`--refresh` starts it anew): servers it knows start only
-    /// when asked for, and without the probe's wait when they are legacy.
-    pub(crate) async fn group(&self, config: Config) -> Group {
-        let cli = &self.cli;
-        let interactive = terminal::interactive(cli.no_input);
-        let bar = self.bar.clone();
-        let roots: Vec<Value> = roots(&cli.roots);
-        let mut builder: GroupBuilder = Group::builder(config)
-            .start_timeout(START_TIMEOUT)
-            .ready_within(START_TIMEOUT + Duration::from_secs(10))
-            .client(move |_, client| {
-                let bar = bar.clone();
-                let roots = roots.clone();
-                client
-                    .validate_arguments(Validation::Enforce)
-                    .on_elicitation(move |request| {
-                        terminal::elicit(request, interactive, bar.clone())
-                    })
-                    .on_sampling(|_| async {
-                        Err(RpcError {
-                            code: -1,
-                            message: "sampling is declined by the stdio-mcp command line".into(),
-                            data: None,
-                        })
-                    })
-                    .on_roots_list(move |_| {
-                        let roots = roots.clone();
-                        async move { Ok(json!({ "roots": roots })) }
-                    })
-            });
-        if cli.verbose {
-            builder = builder.transport(|name, transport| {
-                let name = name.to_owned();
-                transport.on_stderr(move |line| eprintln!("[{name}] {line}"))
-            });
+    /// A group of `config`'s servers (see [`group_builder`]), or in the
+    /// daemon the part of its warm group the command needs.
+    pub(crate) async fn group(&self, config: Config) -> View {
+        if let Some(hosted) = &self.hosted {
+            return View::shared(hosted.clone(), config.names().map(str::to_owned)).await;
         }
-        if let Some(cache) = sources::cache_file() {
-            if let Some(dir) = cache.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            if cli.refresh {
-                let _ = std::fs::remove_file(&cache);
-            }
-            builder = builder.catalog_cache(cache);
-        }
-        let group = builder.connect().await;
+        let builder = group_builder(&self.cli, config, self.bar.clone());
+        let group = View::owned(builder.connect().await);
         self.opened
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(group.clone());
         group
     }
+}
+
+/// A group of `config`'s servers as this command line wants them:
+/// arguments checked against the schemas, questions asked on a
+/// terminal, stderr shown with `--verbose`, the catalog cache
+/// (`--refresh` starts it anew): servers it knows start only
+/// when asked for, and without the probe's wait when they are legacy.
+pub(crate) fn group_builder(cli: &Cli, config: Config, bar: Bar) -> GroupBuilder {
+    let interactive = terminal::interactive(cli.no_input);
+    let roots: Vec<Value> = roots(&cli.roots);
+    let mut builder: GroupBuilder = Group::builder(config)
+        .start_timeout(START_TIMEOUT)
+        .ready_within(START_TIMEOUT + Duration::from_secs(10))
+        .client(move |_, client| {
+            let bar = bar.clone();
+            let roots = roots.clone();
+            client
+                .validate_arguments(Validation::Enforce)
+                .on_elicitation(move |request| terminal::elicit(request, interactive, bar.clone()))
+                .on_sampling(|_| async {
+                    Err(RpcError {
+                        code: -1,
+                        message: "sampling is declined by the stdio-mcp command line".into(),
+                        data: None,
+                    })
+                })
+                .on_roots_list(move |_| {
+                    let roots = roots.clone();
+                    async move { Ok(json!({ "roots": roots })) }
+                })
+        });
+    if cli.verbose {
+        builder = builder.transport(|name, transport| {
+            let name = name.to_owned();
+            transport.on_stderr(move |line| eprintln!("[{name}] {line}"))
+        });
+    }
+    if let Some(cache) = sources::cache_file() {
+        if let Some(dir) = cache.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if cli.refresh {
+            let _ = std::fs::remove_file(&cache);
+        }
+        builder = builder.catalog_cache(cache);
+    }
+    builder
 }
 
 /// With a command after `--` the server is not named: `server` holds the

@@ -3,11 +3,12 @@
 
 use serde_json::{json, Value};
 use stdio_mcp::client::Era;
-use stdio_mcp::group::{Group, ServerState};
+use stdio_mcp::group::ServerState;
 
 use crate::commands::{failed, print_json, Session};
 use crate::failure::Failure;
-use crate::output::outln;
+use crate::output::{errln, outln};
+use crate::view::View;
 
 impl Session {
     /// `servers`: each configured server's state, era, tool count and file.
@@ -106,7 +107,7 @@ impl Session {
             return Err(failed(server, why));
         }
         for (name, why) in &failures {
-            eprintln!("stdio-mcp: {name}: {why}");
+            errln!("stdio-mcp: {name}: {why}");
         }
         let single = server.is_some();
         if self.cli.json {
@@ -186,7 +187,7 @@ fn era_name(state: &ServerState) -> String {
     }
 }
 
-fn state_name(state: &ServerState) -> &'static str {
+pub(crate) fn state_name(state: &ServerState) -> &'static str {
     match state {
         ServerState::Idle => "idle",
         ServerState::Starting => "starting",
@@ -211,7 +212,7 @@ fn listed(mut value: Value, across: Option<(&String, &String)>) -> Value {
 /// Starts every server of `group` that the catalog cache left idle (prompts
 /// and resources are asked of running servers; the cache still spares a
 /// legacy server the probe). One that fails says so on stderr.
-async fn start_all(group: &Group) {
+async fn start_all(group: &View) {
     let unreadable: Vec<String> = group.errors().into_iter().map(|(name, _)| name).collect();
     let names: Vec<String> = group
         .servers()
@@ -222,7 +223,7 @@ async fn start_all(group: &Group) {
     let starts = names.iter().map(|name| group.client(name));
     for (name, started) in names.iter().zip(futures::future::join_all(starts).await) {
         if let Err(error) = started {
-            eprintln!("stdio-mcp: {name}: {error}");
+            errln!("stdio-mcp: {name}: {error}");
         }
     }
 }

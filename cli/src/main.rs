@@ -6,12 +6,14 @@ mod arguments;
 mod calls;
 mod commands;
 mod complete;
+mod daemon;
 mod failure;
 mod lists;
 mod output;
 mod sources;
 mod terminal;
 mod trust;
+mod view;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,11 +22,11 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use clap_complete::engine::{ArgValueCandidates, ArgValueCompleter};
 
 use failure::Failure;
-use output::outln;
+use output::{errln, outln};
 
 /// Talk to stdio MCP servers: those of your host config files, or any
 /// server's command line after `--`.
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(name = "stdio-mcp", version, about, max_term_width = 100)]
 pub struct Cli {
     /// A config file to read (repeatable); without it, the usual ones that
@@ -42,6 +44,9 @@ pub struct Cli {
     /// Start the servers instead of reading their tools from the catalog cache.
     #[arg(long, global = true)]
     pub refresh: bool,
+    /// Run the command here even when a daemon (`stdio-mcp daemon start`) runs.
+    #[arg(long, global = true)]
+    pub no_daemon: bool,
     /// Never ask anything: questions from the server are declined.
     #[arg(long, global = true)]
     pub no_input: bool,
@@ -57,14 +62,14 @@ pub struct Cli {
 }
 
 /// The server given by name, or by its command line after `--`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct Target {
     /// The server's command line, instead of a configured SERVER.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
 
-#[derive(Subcommand, Debug)]
+#[derive(Subcommand, Debug, Clone)]
 pub enum Command {
     /// The configured servers: name, state, era, tools, source file.
     Servers,
@@ -140,8 +145,40 @@ pub enum Command {
         #[arg(value_name = "NAME", required = true, add = ArgValueCandidates::new(complete::servers))]
         names: Vec<String>,
     },
+    /// A background process that keeps the configured servers warm: while it
+    /// runs, the other commands for the same config files go through it.
+    Daemon {
+        #[command(subcommand)]
+        action: DaemonAction,
+    },
     /// Print the completion script for a shell.
     Completions { shell: Shell },
+}
+
+#[derive(Subcommand, Debug, Clone, Copy)]
+pub enum DaemonAction {
+    /// Start it (it says so if one runs already).
+    Start {
+        /// Close a server unused this long, in seconds (default 600).
+        #[arg(long, value_name = "SECS")]
+        idle: Option<u64>,
+    },
+    /// Its servers: state, era, pid and uptime.
+    Status,
+    /// Stop it, and every server it started.
+    Stop,
+    /// Stop it, then start it again.
+    Restart {
+        /// Close a server unused this long, in seconds (default 600).
+        #[arg(long, value_name = "SECS")]
+        idle: Option<u64>,
+    },
+    /// The daemon itself (what `start` runs).
+    #[command(hide = true)]
+    Serve {
+        #[arg(long, value_name = "SECS")]
+        idle: u64,
+    },
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -159,46 +196,63 @@ fn main() -> ExitCode {
         .complete();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        // Help and version.
-        Err(error) if !error.use_stderr() => {
-            let _ = error.print();
-            return ExitCode::SUCCESS;
-        }
         Err(error) => {
-            // One line: what is wrong, and clap's did-you-mean when it has one.
-            let rendered = error.render().to_string();
-            let line: Vec<&str> = rendered
-                .lines()
-                .map(str::trim)
-                .filter(|l| l.starts_with("error:") || l.starts_with("tip:"))
-                .map(|l| l.trim_start_matches("error: "))
-                .collect();
-            let failure = Failure::usage(line.join("; "));
-            if std::env::args().any(|a| a == "--json") {
-                outln!("{}", failure.to_json());
-            } else {
-                eprintln!("stdio-mcp: {failure} (see stdio-mcp --help)");
-            }
-            return ExitCode::from(failure::USAGE as u8);
+            let json = std::env::args().any(|a| a == "--json");
+            return ExitCode::from(refused(&error, json));
         }
     };
+    if let Command::Daemon { action } = cli.command {
+        return ExitCode::from(daemon::manage(action, &cli));
+    }
+    if let Some(code) = daemon::forward(&cli) {
+        return ExitCode::from(code);
+    }
     let json = cli.json;
-    let outcome = commands::run(cli);
+    ExitCode::from(report(commands::run(cli), json))
+}
+
+/// Prints what clap refused (help and version are printed as asked), and
+/// returns the exit status.
+pub(crate) fn refused(error: &clap::Error, json: bool) -> u8 {
+    if !error.use_stderr() {
+        // Help and version.
+        outln!("{}", error.render().to_string().trim_end());
+        return 0;
+    }
+    // One line: what is wrong, and clap's did-you-mean when it has one.
+    let rendered = error.render().to_string();
+    let line: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("error:") || l.starts_with("tip:"))
+        .map(|l| l.trim_start_matches("error: "))
+        .collect();
+    let failure = Failure::usage(line.join("; "));
+    if json {
+        outln!("{}", failure.to_json());
+    } else {
+        errln!("stdio-mcp: {failure} (see stdio-mcp --help)");
+    }
+    failure::USAGE as u8
+}
+
+/// Prints how the command ended and returns its exit status.
+pub(crate) fn report(outcome: Result<(), Failure>, json: bool) -> u8 {
     if output::closed() {
         // Its reader left: nothing more to say, and nobody to say it to.
-        return ExitCode::from(output::CLOSED_STDOUT);
+        return output::CLOSED_STDOUT;
     }
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(failure) => {
             if json {
                 if !failure.printed {
                     outln!("{}", failure.to_json());
                 }
             } else {
-                eprintln!("stdio-mcp: {failure}");
+                errln!("stdio-mcp: {failure}");
             }
-            ExitCode::from(failure.code as u8)
+            failure.code as u8
         }
     }
 }

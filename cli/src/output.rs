@@ -3,7 +3,7 @@
 //! the command then ends as it would have (its servers closed as usual) and
 //! exits with the status a shell expects of a Unix tool whose reader left.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::io::{ErrorKind, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -18,9 +18,50 @@ macro_rules! outln {
 }
 pub(crate) use outln;
 
-/// Writes `text` and a newline to stdout, unless its reader has left.
+/// Prints a line on stderr.
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::output::err_line(format_args!($($arg)*)) };
+}
+pub(crate) use errln;
+
+thread_local! {
+    /// A command run by the daemon for a client: what it prints, kept for
+    /// the client (stdout, stderr) instead of the daemon's own streams.
+    static CAPTURED: std::cell::RefCell<Option<(String, String)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `work` with what this thread prints kept, and returns it with
+/// `work`'s outcome: (stdout, stderr).
+pub fn capture<T>(work: impl FnOnce() -> T) -> (T, String, String) {
+    CAPTURED.with(|c| *c.borrow_mut() = Some((String::new(), String::new())));
+    let outcome = work();
+    let (out, err) = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    (outcome, out, err)
+}
+
+/// Appends to this thread's capture, if it has one: whether it did.
+fn captured(text: fmt::Arguments<'_>, stderr: bool) -> bool {
+    CAPTURED.with(|c| match c.borrow_mut().as_mut() {
+        Some((out, err)) => {
+            let into = if stderr { err } else { out };
+            let _ = writeln!(into, "{text}");
+            true
+        }
+        None => false,
+    })
+}
+
+/// Writes `text` and a newline to stderr (or this thread's capture).
+pub fn err_line(text: fmt::Arguments<'_>) {
+    if !captured(text, true) {
+        eprintln!("{text}");
+    }
+}
+
+/// Writes `text` and a newline to stdout (or this thread's capture), unless
+/// its reader has left.
 pub fn line(text: fmt::Arguments<'_>) {
-    if CLOSED.load(Ordering::Relaxed) {
+    if captured(text, false) || CLOSED.load(Ordering::Relaxed) {
         return;
     }
     let mut out = std::io::stdout().lock();
@@ -62,6 +103,19 @@ pub fn watch_reader(on_close: impl FnOnce() + Send + 'static) {
     }
     #[cfg(not(unix))]
     drop(on_close);
+}
+
+/// Writes `text` as it is to stdout, unless its reader has left.
+pub fn raw(text: &str) {
+    if text.is_empty() || CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(error) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if error.kind() == ErrorKind::BrokenPipe {
+            CLOSED.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Whether stdout's reader left before everything was written.

@@ -121,6 +121,23 @@ fn is_project_file(file: &Path, user: &[PathBuf]) -> bool {
     !user.iter().any(|u| here.is_some() && canonical(u) == here)
 }
 
+/// The config files a command reads, canonical: those named, else the usual
+/// ones that exist and may hold servers.
+pub fn files_read(named: &[PathBuf]) -> Vec<PathBuf> {
+    let files = if named.is_empty() {
+        usual_files()
+            .into_iter()
+            .filter(|f| holds_servers(f))
+            .collect()
+    } else {
+        named.to_vec()
+    };
+    files
+        .iter()
+        .map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone()))
+        .collect()
+}
+
 /// Whether a file found in a usual place is there and may hold servers
 /// (`~/.claude.json` holds much else, and often none).
 fn holds_servers(file: &Path) -> bool {

@@ -5,11 +5,10 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{finish, peer, Scratch};
+use common::{finish, installed, peer, Scratch};
 use serde_json::json;
 
 fn demo(scratch: &Scratch) -> String {
@@ -356,22 +355,6 @@ fn completions_name_the_servers_and_the_cached_tools() {
 }
 
 /// A pinned real server, installed by scripts/install-test-servers.
-fn installed(relative: &str) -> Option<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../.servers")
-        .join(relative);
-    if path.exists() {
-        return Some(path.display().to_string());
-    }
-    assert!(
-        std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
-        "{} is not installed (run scripts/install-test-servers)",
-        path.display()
-    );
-    eprintln!("NOT RUN: {} is not installed", path.display());
-    None
-}
-
 #[test]
 fn the_pinned_real_servers_from_a_config_and_ad_hoc() {
     let (Some(old_time), Some(everything)) = (

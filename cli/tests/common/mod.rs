@@ -124,3 +124,21 @@ pub fn finish(mut child: Child, secs: u64) -> Run {
         stderr,
     }
 }
+
+/// A pinned real server of `scripts/install-test-servers`, if installed
+/// (with `STDIO_MCP_REQUIRE_SERVERS`, as in CI, a missing one fails).
+pub fn installed(relative: &str) -> Option<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../.servers")
+        .join(relative);
+    if path.exists() {
+        return Some(path.display().to_string());
+    }
+    assert!(
+        std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
+        "{} is not installed (run scripts/install-test-servers)",
+        path.display()
+    );
+    eprintln!("NOT RUN: {} is not installed", path.display());
+    None
+}

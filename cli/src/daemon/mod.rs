@@ -1,0 +1,189 @@
+//! The keep-alive daemon: `stdio-mcp daemon start | status | stop | restart`,
+//! and every other command going through it while it runs.
+//!
+//! A daemon serves one folder and its config files: it listens on a Unix
+//! socket named after both, in a folder only its user can enter (0700; the
+//! socket 0600). A command for the same folder and files sends it its
+//! arguments and prints what comes back, with the same exit status; one the
+//! daemon does not answer within 1 s, or of another version, runs here.
+//! The wire is one JSON object per line (`serve.rs` answers it).
+// Windows has no daemon yet: its helpers go unused there.
+#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
+
+#[cfg(unix)]
+mod client;
+#[cfg(unix)]
+pub(crate) mod serve;
+
+use std::path::{Path, PathBuf};
+
+use crate::failure::Failure;
+use crate::output::errln;
+use crate::{Cli, Command, DaemonAction};
+
+/// This build's version: a daemon and a command talk only when it is the same.
+pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// How long a server may stay unused in the daemon before it is closed.
+const DEFAULT_IDLE_SECS: u64 = 600;
+/// The longest path a Unix socket takes on every platform (macOS: 104 with
+/// the terminating NUL).
+const SOCKET_PATH_MAX: usize = 103;
+
+/// Carries out `stdio-mcp daemon ACTION`; the exit status.
+pub(crate) fn manage(action: DaemonAction, cli: &Cli) -> u8 {
+    #[cfg(unix)]
+    {
+        let idle = |idle: Option<u64>| idle.unwrap_or(DEFAULT_IDLE_SECS);
+        let outcome = match action {
+            DaemonAction::Start { idle: secs } => client::start(cli, idle(secs)),
+            DaemonAction::Status => client::status(cli),
+            DaemonAction::Stop => client::stop(cli),
+            DaemonAction::Restart { idle: secs } => {
+                client::stop(cli).and_then(|()| client::start(cli, idle(secs)))
+            }
+            DaemonAction::Serve { idle } => serve::serve(cli, idle),
+        };
+        crate::report(outcome, cli.json)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = action;
+        crate::report(
+            Err(Failure::usage(
+                "the daemon needs Unix sockets: on Windows every command runs by itself",
+            )),
+            cli.json,
+        )
+    }
+}
+
+/// Runs `cli`'s command through the daemon of its folder and config files
+/// when one runs and answers: its exit status. `None`: run it here.
+pub(crate) fn forward(cli: &Cli) -> Option<u8> {
+    if !goes_through_daemon(cli) {
+        return None;
+    }
+    #[cfg(unix)]
+    return client::forward(cli);
+    #[cfg(not(unix))]
+    None
+}
+
+/// Whether a command may go through a daemon: not the daemon's own
+/// commands, nor what needs this process (a server's command line after
+/// `--`, its stderr with `--verbose`, a fresh start with `--refresh`, the
+/// trust store, completions).
+fn goes_through_daemon(cli: &Cli) -> bool {
+    if cli.no_daemon || cli.verbose || cli.refresh {
+        return false;
+    }
+    match &cli.command {
+        Command::Daemon { .. }
+        | Command::Completions { .. }
+        | Command::Trust { .. }
+        | Command::Untrust { .. } => false,
+        command => crate::commands::ad_hoc_command(command).is_none(),
+    }
+}
+
+#[cfg(unix)]
+/// The socket of the daemon for this folder and `config` files (`--config`,
+/// else the usual files), in the daemon folder, made if missing.
+///
+/// # Errors
+///
+/// The folder cannot be made, is not its user's alone, or the path is too
+/// long for a socket: each names the path.
+pub(crate) fn socket_path(config: &[PathBuf]) -> Result<PathBuf, Failure> {
+    let dir = daemon_dir()?;
+    private_dir(&dir)?;
+    Ok(socket_in(&dir, config))
+}
+
+#[cfg(unix)]
+/// The socket a running daemon for this folder and `config` would have, if
+/// there is a daemon folder at all (made by nothing here).
+fn existing_socket(config: &[PathBuf]) -> Option<PathBuf> {
+    let dir = daemon_dir().ok()?;
+    let socket = socket_in(&dir, config);
+    socket.exists().then_some(socket)
+}
+
+#[cfg(unix)]
+fn socket_in(dir: &Path, config: &[PathBuf]) -> PathBuf {
+    let here = std::env::current_dir().unwrap_or_default();
+    let mut key = here.to_string_lossy().into_owned();
+    for file in crate::sources::files_read(config) {
+        key.push('\n');
+        key.push_str(&file.to_string_lossy());
+    }
+    dir.join(format!("daemon-{:016x}.sock", fnv1a(&key)))
+}
+
+#[cfg(unix)]
+/// The daemon folder: `STDIO_MCP_DAEMON_DIR`, else `stdio-mcp` in the user's
+/// runtime folder (`$XDG_RUNTIME_DIR`), else `daemon` in the cache folder.
+fn daemon_dir() -> Result<PathBuf, Failure> {
+    let dir = std::env::var_os("STDIO_MCP_DAEMON_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_RUNTIME_DIR")
+                .map(PathBuf::from)
+                .filter(|d| d.is_absolute())
+                .map(|d| d.join("stdio-mcp"))
+        })
+        .or_else(|| {
+            directories::ProjectDirs::from("", "", "stdio-mcp")
+                .map(|d| d.cache_dir().join("daemon"))
+        })
+        .ok_or_else(|| {
+            Failure::config("no folder for the daemon's socket: set STDIO_MCP_DAEMON_DIR")
+        })?;
+    // A socket's path has a short limit: checked here for any daemon's name.
+    let longest = dir.join(format!("daemon-{:016x}.sock", 0));
+    if longest.as_os_str().len() > SOCKET_PATH_MAX {
+        return Err(Failure::config(format!(
+            "the daemon's socket path {} is longer than a socket takes ({SOCKET_PATH_MAX} bytes): set STDIO_MCP_DAEMON_DIR to a shorter folder",
+            longest.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// Makes `dir` (0700) if missing; an existing one must be its user's alone.
+#[cfg(unix)]
+fn private_dir(dir: &Path) -> Result<(), Failure> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let fail = |why: String| Failure::config(format!("the daemon folder {}: {why}", dir.display()));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| fail(format!("cannot be made: {e}")))?;
+    let meta = std::fs::metadata(dir).map_err(|e| fail(format!("cannot be read: {e}")))?;
+    if meta.uid() != rustix::process::getuid().as_raw() {
+        return Err(fail(format!("belongs to user {}, not to you", meta.uid())));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(fail(format!(
+            "has mode {:o}: others may reach it (chmod 700 it)",
+            meta.permissions().mode() & 0o777
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+/// FNV-1a, 64 bits: a name for a folder and its files, the same in every build.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(unix)]
+/// Says on stderr why a command did not go through the daemon, when that is
+/// worth knowing (it runs here all the same).
+fn note(why: impl std::fmt::Display) {
+    errln!("stdio-mcp: {why}: running the command here");
+}

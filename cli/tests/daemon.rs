@@ -1,0 +1,369 @@
+//! The keep-alive daemon through the built binary: start, warm calls with the
+//! same output and exit codes as a direct run, status, stop with nothing
+//! left behind; a stale, silent or foreign daemon never hung on; Ctrl-C and
+//! bad folders. Each test's daemon lives in its scratch folder and is stopped
+//! whatever the outcome.
+#![cfg(unix)]
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{peer, Run, Scratch};
+use serde_json::{json, Value};
+
+/// A scratch folder whose commands find their daemon in `run/` there, and
+/// whose daemon is stopped when it goes.
+struct Place {
+    s: Scratch,
+    config: String,
+}
+
+impl Place {
+    fn new(test: &str) -> Self {
+        let s = Scratch::new(test);
+        let config = s.config(json!({
+            "demo": { "command": peer(), "args": ["--log-start", s.path("starts")] },
+            "tasks": { "command": peer(), "args": ["--tasks", "--log-lines", s.path("lines")] },
+        }));
+        Place { s, config }
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        common::finish(self.command(args).spawn().unwrap(), 60)
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut all = vec!["--config", self.config.as_str()];
+        all.extend_from_slice(args);
+        let mut command = self.s.cli(&all);
+        command.env("STDIO_MCP_DAEMON_DIR", self.s.0.join("run"));
+        command
+    }
+
+    fn status(&self) -> Value {
+        let r = self.run(&["--json", "daemon", "status"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        r.json()
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let status = self.status();
+        if let Some(pid) = status["pid"].as_u64() {
+            let _ = Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status();
+            let _ = self.run(&["daemon", "stop"]);
+        }
+    }
+}
+
+fn alive(pid: u64) -> bool {
+    Command::new("kill")
+        .args(["-0", &pid.to_string()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+        && !matches!(process_state(pid), Some('Z'))
+}
+
+fn process_state(pid: u64) -> Option<char> {
+    let out = Command::new("ps")
+        .args(["-o", "state=", "-p", &pid.to_string()])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().chars().next()
+}
+
+fn wait_until(secs: u64, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < Duration::from_secs(secs),
+            "not within {secs}s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn start_two_warm_calls_status_and_stop() {
+    let p = Place::new("daemon-flow");
+    let started = p.run(&["daemon", "start"]);
+    assert_eq!(started.code, 0, "{started:?}");
+    assert!(
+        started.stdout.starts_with("daemon started (pid "),
+        "{started:?}"
+    );
+    let again = p.run(&["daemon", "start"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(
+        again.stdout.starts_with("a daemon runs here already"),
+        "{again:?}"
+    );
+
+    for message in ["one", "two"] {
+        let call = p.run(&["call", "demo", "echo", &format!("message={message}")]);
+        assert_eq!(
+            (call.code, call.stdout.trim()),
+            (0, format!("Echo: {message}").as_str())
+        );
+    }
+    assert_eq!(
+        p.s.lines("starts"),
+        1,
+        "the server stayed warm between the calls"
+    );
+
+    // The same output and exit codes as a direct run.
+    for args in [
+        vec!["--json", "call", "demo", "echo", "message=hi"],
+        vec!["call", "demo", "ehco", "message=hi"],
+        vec!["call", "nobody", "echo"],
+        vec!["--json", "tools", "demo"],
+        vec!["call", "demo"],
+    ] {
+        let through = p.run(&args);
+        let mut direct_args = vec!["--no-daemon"];
+        direct_args.extend_from_slice(&args);
+        let direct = p.run(&direct_args);
+        assert_eq!(
+            (through.code, &through.stdout, &through.stderr),
+            (direct.code, &direct.stdout, &direct.stderr),
+            "{args:?}"
+        );
+    }
+
+    let status = p.status();
+    let demo = status["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "demo")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (demo["state"].as_str(), demo["era"].as_str()),
+        (Some("ready"), Some("legacy"))
+    );
+    let (daemon, server) = (
+        status["pid"].as_u64().unwrap(),
+        demo["pid"].as_u64().unwrap(),
+    );
+    assert!(alive(server));
+    let text = p.run(&["daemon", "status"]);
+    let row = format!("demo                 ready      legacy  {server:>8}");
+    assert!(text.stdout.contains(&row), "{row:?} in {text:?}");
+
+    let stopped = p.run(&["daemon", "stop"]);
+    assert_eq!(stopped.code, 0, "{stopped:?}");
+    assert!(!alive(daemon) && !alive(server), "nothing left behind");
+    let none = p.run(&["daemon", "stop"]);
+    assert_eq!((none.code, none.stdout.trim()), (0, "no daemon runs here"));
+}
+
+#[test]
+fn a_dead_or_silent_daemon_is_never_hung_on() {
+    let p = Place::new("daemon-stale");
+    assert_eq!(p.run(&["daemon", "start"]).code, 0);
+    let pid = p.status()["pid"].as_u64().unwrap();
+    assert!(Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    wait_until(5, || !alive(pid));
+    // Its socket is left: the command finds nobody there and runs itself.
+    let started = Instant::now();
+    let call = p.run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!((call.code, call.stdout.trim()), (0, "Echo: hi"), "{call:?}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(p.status()["pid"], Value::Null, "the stale socket is gone");
+
+    assert_eq!(p.run(&["daemon", "start"]).code, 0);
+    let pid = p.status()["pid"].as_u64().unwrap();
+    assert!(Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let started = Instant::now();
+    let call = p.run(&["call", "demo", "echo", "message=hi"]);
+    let took = started.elapsed();
+    let _ = Command::new("kill")
+        .args(["-CONT", &pid.to_string()])
+        .status();
+    assert_eq!((call.code, call.stdout.trim()), (0, "Echo: hi"), "{call:?}");
+    assert!(
+        call.stderr
+            .contains("does not answer: running the command here"),
+        "{call:?}"
+    );
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}
+
+#[test]
+fn ctrl_c_through_the_daemon_cancels_the_call_and_exits_130() {
+    let p = Place::new("daemon-interrupt");
+    assert_eq!(p.run(&["daemon", "start"]).code, 0);
+    let child = p
+        .command(&["call", "tasks", "job", "outcome=never"])
+        .spawn()
+        .unwrap();
+    let lines = p.s.path("lines");
+    wait_until(20, || {
+        std::fs::read_to_string(&lines).is_ok_and(|l| l.contains("tasks/get"))
+    });
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let r = common::finish(child, 20);
+    assert_eq!(r.code, 130, "{r:?}");
+    wait_until(5, || {
+        std::fs::read_to_string(&lines).is_ok_and(|l| l.contains("\"method\":\"tasks/cancel\""))
+    });
+}
+
+#[test]
+fn a_command_of_another_version_is_refused_naming_both() {
+    use std::io::{BufRead, BufReader, Write};
+    let p = Place::new("daemon-version");
+    assert_eq!(p.run(&["daemon", "start"]).code, 0);
+    let socket = p.status()["socket"].as_str().unwrap().to_owned();
+    let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    writeln!(stream, "{}", json!({ "hello": "0.0.1" })).unwrap();
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    writeln!(
+        stream,
+        "{}",
+        json!({ "run": ["servers"], "version": "0.0.1" })
+    )
+    .unwrap();
+    line.clear();
+    reader.read_line(&mut line).unwrap();
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer["code"], 1);
+    let said = answer["stderr"].as_str().unwrap();
+    assert!(
+        said.contains(env!("CARGO_PKG_VERSION")) && said.contains("0.0.1"),
+        "{said}"
+    );
+}
+
+#[test]
+fn folders_that_others_may_reach_and_paths_too_long_are_errors_naming_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Place::new("daemon-folders");
+    let open = p.s.0.join("open");
+    std::fs::create_dir_all(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = common::finish(
+        p.command(&["daemon", "start"])
+            .env("STDIO_MCP_DAEMON_DIR", &open)
+            .spawn()
+            .unwrap(),
+        30,
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(&open.display().to_string()) && r.stderr.contains("755"),
+        "{r:?}"
+    );
+    let long = p.s.0.join("x".repeat(120));
+    let r = common::finish(
+        p.command(&["daemon", "start"])
+            .env("STDIO_MCP_DAEMON_DIR", &long)
+            .spawn()
+            .unwrap(),
+        30,
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("longer than a socket takes"), "{r:?}");
+}
+
+/// A daemon hosts trusted entries only, and checks each command's entries as
+/// a direct run would: a project server refused until trusted.
+#[test]
+fn a_daemon_starts_no_untrusted_project_server() {
+    let s = Scratch::new("daemon-trust");
+    let project = json!({ "mcpServers": { "demo": {
+        "command": peer(), "args": ["--log-start", s.path("starts")] } } });
+    std::fs::write(s.0.join(".mcp.json"), project.to_string()).unwrap();
+    let run = |args: &[&str]| {
+        let mut command = s.cli(args);
+        command.env("STDIO_MCP_DAEMON_DIR", s.0.join("run"));
+        common::finish(command.spawn().unwrap(), 60)
+    };
+    assert_eq!(run(&["daemon", "start"]).code, 0);
+    let refused = run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(refused.stderr.contains("is untrusted"), "{refused:?}");
+    assert_eq!(s.lines("starts"), 0);
+    assert_eq!(run(&["trust", "demo"]).code, 0);
+    let call = run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!((call.code, call.stdout.trim()), (0, "Echo: hi"), "{call:?}");
+    let status = run(&["--json", "daemon", "status"]).json();
+    assert_eq!(
+        status["servers"][0]["state"], "ready",
+        "served by the daemon: {status}"
+    );
+    assert_eq!(run(&["daemon", "stop"]).code, 0);
+}
+
+/// The pinned real servers, warm in a daemon: a call to each twice, their
+/// pids in `status`, and nothing of them left after `stop`.
+#[test]
+fn the_pinned_real_servers_stay_warm_in_a_daemon() {
+    let (Some(everything), Some(time)) = (
+        common::installed("node_modules/.bin/mcp-server-everything"),
+        common::installed("venv/bin/mcp-server-time"),
+    ) else {
+        return;
+    };
+    let s = Scratch::new("daemon-real");
+    let config = s.config(json!({
+        "everything": { "command": everything },
+        "time": { "command": time },
+    }));
+    let run = |args: &[&str]| {
+        let mut all = vec!["--config", config.as_str()];
+        all.extend_from_slice(args);
+        let mut command = s.cli(&all);
+        command.env("STDIO_MCP_DAEMON_DIR", s.0.join("run"));
+        common::finish(command.spawn().unwrap(), 120)
+    };
+    assert_eq!(run(&["daemon", "start"]).code, 0);
+    for _ in 0..2 {
+        let sum = run(&["call", "everything", "get-sum", "a=19", "b=23"]);
+        assert_eq!(
+            (sum.code, sum.stdout.trim()),
+            (0, "The sum of 19 and 23 is 42."),
+            "{sum:?}"
+        );
+        let now = run(&["--json", "call", "time", "get_current_time", "timezone=UTC"]);
+        assert_eq!(now.code, 0, "{now:?}");
+        assert!(now.stdout.contains("UTC"), "{now:?}");
+    }
+    let status = run(&["--json", "daemon", "status"]).json();
+    let pids: Vec<u64> = status["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["pid"].as_u64().unwrap_or_else(|| panic!("{status}")))
+        .collect();
+    assert_eq!(pids.len(), 2);
+    let daemon = status["pid"].as_u64().unwrap();
+    assert_eq!(run(&["daemon", "stop"]).code, 0);
+    assert!(!alive(daemon));
+    wait_until(5, || pids.iter().all(|&pid| !alive(pid)));
+}
