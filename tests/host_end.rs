@@ -68,6 +68,9 @@ fn host() {
     }
     println!("{line}");
     std::mem::forget(t);
+    // The test looks at the processes first, then says when to end.
+    let mut go = String::new();
+    let _ = std::io::stdin().read_line(&mut go);
     match how.as_str() {
         "exit" => std::process::exit(0),
         "return" => {}
@@ -107,6 +110,7 @@ fn start_host(how: &str, unrelated: bool) -> (std::process::Child, Vec<u32>) {
     command
         .args(["--exact", "host", "--nocapture", "--test-threads=1"])
         .env("STDIO_MCP_HOST_END", how)
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     if unrelated {
@@ -140,8 +144,12 @@ fn host_ends(how: &str, kill: Option<&str>) {
         let (mut host, pids) = start_host(how, false);
         let _leftovers = Leftovers(pids.clone());
         assert!(pids.iter().all(|&pid| !dead(pid)), "{pids:?} run");
-        if let Some(signal) = kill {
-            signal_host(&host, signal);
+        match kill {
+            Some(signal) => signal_host(&host, signal),
+            None => {
+                use std::io::Write;
+                let _ = host.stdin.take().unwrap().write_all(b"go\n");
+            }
         }
         // The host's end, however it came.
         let waited = std::thread::spawn(move || host.wait().unwrap());

@@ -194,6 +194,11 @@ fn main() -> ExitCode {
     clap_complete::CompleteEnv::with_factory(Cli::command)
         .var(complete::VAR)
         .complete();
+    if std::env::args_os().len() == 1 {
+        // Alone, as `cargo` does: what it can do.
+        outln!("{}", Cli::command().render_help().to_string().trim_end());
+        return ExitCode::SUCCESS;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {

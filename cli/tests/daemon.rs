@@ -2,8 +2,8 @@
 //! same output and exit codes as a direct run, status, stop with nothing
 //! left behind; a stale, silent or foreign daemon never hung on; Ctrl-C and
 //! bad folders. Each test's daemon lives in its scratch folder and is stopped
-//! whatever the outcome.
-#![cfg(unix)]
+//! whatever the outcome. (On Windows, through a named pipe: the first test;
+//! the others send Unix signals.)
 
 mod common;
 
@@ -53,14 +53,44 @@ impl Drop for Place {
     fn drop(&mut self) {
         let status = self.status();
         if let Some(pid) = status["pid"].as_u64() {
+            // A test may have left it stopped (SIGSTOP).
+            #[cfg(unix)]
             let _ = Command::new("kill")
                 .args(["-CONT", &pid.to_string()])
                 .status();
+            let _ = pid;
             let _ = self.run(&["daemon", "stop"]);
         }
     }
 }
 
+/// Start, two warm calls, status, stop: on every platform.
+#[test]
+fn a_daemon_keeps_a_server_warm_on_every_platform() {
+    let p = Place::new("daemon-anywhere");
+    let started = p.run(&["daemon", "start"]);
+    assert_eq!(started.code, 0, "{started:?}");
+    for message in ["one", "two"] {
+        let call = p.run(&["call", "demo", "echo", &format!("message={message}")]);
+        let expected = format!("Echo: {message}");
+        assert_eq!(
+            (call.code, call.stdout.trim()),
+            (0, expected.as_str()),
+            "{call:?}"
+        );
+    }
+    assert_eq!(
+        p.s.lines("starts"),
+        1,
+        "the server stayed warm between the calls"
+    );
+    let status = p.status();
+    assert_eq!(status["servers"][0]["state"], "ready", "{status}");
+    assert_eq!(p.run(&["daemon", "stop"]).code, 0);
+    assert_eq!(p.status(), json!({ "daemon": null }));
+}
+
+#[cfg(unix)]
 fn alive(pid: u64) -> bool {
     Command::new("kill")
         .args(["-0", &pid.to_string()])
@@ -70,6 +100,7 @@ fn alive(pid: u64) -> bool {
         && !matches!(process_state(pid), Some('Z'))
 }
 
+#[cfg(unix)]
 fn process_state(pid: u64) -> Option<char> {
     let out = Command::new("ps")
         .args(["-o", "state=", "-p", &pid.to_string()])
@@ -89,6 +120,7 @@ fn wait_until(secs: u64, mut done: impl FnMut() -> bool) {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn start_two_warm_calls_status_and_stop() {
     let p = Place::new("daemon-flow");
@@ -165,6 +197,7 @@ fn start_two_warm_calls_status_and_stop() {
     assert_eq!((none.code, none.stdout.trim()), (0, "no daemon runs here"));
 }
 
+#[cfg(unix)]
 #[test]
 fn a_dead_or_silent_daemon_is_never_hung_on() {
     let p = Place::new("daemon-stale");
@@ -205,6 +238,7 @@ fn a_dead_or_silent_daemon_is_never_hung_on() {
     assert!(took < Duration::from_secs(4), "{took:?}");
 }
 
+#[cfg(unix)]
 #[test]
 fn ctrl_c_through_the_daemon_cancels_the_call_and_exits_130() {
     let p = Place::new("daemon-interrupt");
@@ -229,6 +263,7 @@ fn ctrl_c_through_the_daemon_cancels_the_call_and_exits_130() {
     });
 }
 
+#[cfg(unix)]
 #[test]
 fn a_command_of_another_version_is_refused_naming_both() {
     use std::io::{BufRead, BufReader, Write};
@@ -260,6 +295,7 @@ fn a_command_of_another_version_is_refused_naming_both() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn folders_that_others_may_reach_and_paths_too_long_are_errors_naming_them() {
     use std::os::unix::fs::PermissionsExt;
@@ -291,6 +327,7 @@ fn folders_that_others_may_reach_and_paths_too_long_are_errors_naming_them() {
     assert!(r.stderr.contains("longer than a socket takes"), "{r:?}");
 }
 
+#[cfg(unix)]
 /// A daemon hosts trusted entries only, and checks each command's entries as
 /// a direct run would: a project server refused until trusted.
 #[test]
@@ -320,6 +357,7 @@ fn a_daemon_starts_no_untrusted_project_server() {
     assert_eq!(run(&["daemon", "stop"]).code, 0);
 }
 
+#[cfg(unix)]
 /// The pinned real servers, warm in a daemon: a call to each twice, their
 /// pids in `status`, and nothing of them left after `stop`.
 #[test]

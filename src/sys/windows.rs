@@ -103,12 +103,20 @@ pub(crate) fn explain_spawn_error(error: &io::Error, program: &Path) -> Option<S
     })
 }
 
-/// Stops a started child: `TerminateProcess`, or with a Job Object
-/// (`process_group` or `kill_on_parent_death`) `TerminateJobObject` for its whole tree.
+/// Stops a started child: `TerminateProcess`, or with `process_group`
+/// `TerminateJobObject` for its whole tree. With `kill_on_parent_death` the
+/// tree's Job Object ends with this process (kill-on-close).
 #[derive(Debug)]
 pub(crate) struct Stopper {
     job: Option<OwnedHandle>,
+    /// The ladder ends the whole job, not the child alone.
+    group: bool,
 }
+
+/// Jobs of children started without `process_group` whose trees outlived
+/// them: kept open so they still end with this process, and closed once
+/// empty (looked at whenever another is kept).
+static KEPT_JOBS: std::sync::Mutex<Vec<OwnedHandle>> = std::sync::Mutex::new(Vec::new());
 
 impl Stopper {
     pub(crate) fn new(
@@ -116,8 +124,9 @@ impl Stopper {
         options: Options,
         _watched: Watched,
     ) -> io::Result<Self> {
-        if !options.process_group && !options.kill_on_parent_death {
-            return Ok(Stopper { job: None });
+        let group = options.process_group;
+        if !group && !options.kill_on_parent_death {
+            return Ok(Stopper { job: None, group });
         }
         // SAFETY: both pointers may be null (default security, no name); a
         // non-null result is a new handle that we own.
@@ -149,7 +158,10 @@ impl Stopper {
         if unsafe { AssignProcessToJobObject(job.as_raw_handle(), child.as_raw_handle()) } == 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(Stopper { job: Some(job) })
+        Ok(Stopper {
+            job: Some(job),
+            group,
+        })
     }
 
     /// Windows has no polite signal for a console-less child: the ladder's
@@ -159,17 +171,16 @@ impl Stopper {
     }
 
     pub(crate) fn kill(&self, child: &mut async_process::Child) {
-        match &self.job {
-            Some(_) => self.kill_rest(),
-            None => {
-                let _ = child.kill();
-            }
+        if self.group {
+            self.kill_rest();
+        } else {
+            let _ = child.kill();
         }
     }
 
-    /// Ends every process left in the child's job, if it has one.
+    /// Ends every process left in the child's job, with `process_group`.
     pub(crate) fn kill_rest(&self) {
-        if let Some(job) = &self.job {
+        if let Some(job) = self.job.as_ref().filter(|_| self.group) {
             // SAFETY: the job handle is ours and valid.
             unsafe {
                 TerminateJobObject(job.as_raw_handle(), KILLED_EXIT_CODE);
@@ -186,25 +197,45 @@ impl Stopper {
     /// After the child's own exit: whether its job still has a running process.
     /// The job handle is ours, so it can never name anything else.
     pub(crate) fn group_lingers(&self) -> bool {
-        let Some(job) = &self.job else {
-            return false;
-        };
-        let mut info = JOBOBJECT_BASIC_ACCOUNTING_INFORMATION::default();
-        // SAFETY: the pointer and size describe `info`, a live struct of the type
-        // the information class names; the length pointer may be null.
-        let asked = unsafe {
-            QueryInformationJobObject(
-                job.as_raw_handle(),
-                JobObjectBasicAccountingInformation,
-                (&raw mut info).cast(),
-                std::mem::size_of_val(&info) as u32,
-                std::ptr::null_mut(),
-            )
-        };
-        // A job that cannot be asked is taken as still busy: the ladder's
-        // last step then ends it, a bounded wait.
-        asked == 0 || info.ActiveProcesses > 0
+        match self.job.as_ref().filter(|_| self.group) {
+            Some(job) => job_busy(job),
+            None => false,
+        }
     }
+}
+
+impl Drop for Stopper {
+    fn drop(&mut self) {
+        // Without `process_group` what the child left runs on; with
+        // `kill_on_parent_death` it must still end with this process.
+        let Some(job) = self.job.take().filter(|job| !self.group && job_busy(job)) else {
+            return;
+        };
+        let mut kept = KEPT_JOBS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.retain(job_busy);
+        kept.push(job);
+    }
+}
+
+/// Whether a job still has a running process.
+fn job_busy(job: &OwnedHandle) -> bool {
+    let mut info = JOBOBJECT_BASIC_ACCOUNTING_INFORMATION::default();
+    // SAFETY: the pointer and size describe `info`, a live struct of the type
+    // the information class names; the length pointer may be null.
+    let asked = unsafe {
+        QueryInformationJobObject(
+            job.as_raw_handle(),
+            JobObjectBasicAccountingInformation,
+            (&raw mut info).cast(),
+            std::mem::size_of_val(&info) as u32,
+            std::ptr::null_mut(),
+        )
+    };
+    // A job that cannot be asked is taken as still busy: the ladder's last
+    // step then ends it, a bounded wait.
+    asked == 0 || info.ActiveProcesses > 0
 }
 
 /// Windows' pipes are written by a thread of async-process's (they cannot be

@@ -2,7 +2,6 @@
 //! command sent to a running daemon.
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -10,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{existing_socket, note, socket_path, VERSION};
+use super::endpoint::{self, Connection};
+use super::{address, existing_address, note, VERSION};
 use crate::commands::print_json;
 use crate::failure::Failure;
 use crate::output::{self, outln};
@@ -26,77 +26,113 @@ const STOP_WITHIN: Duration = Duration::from_secs(15);
 /// call and say how it ended.
 const CANCEL_WITHIN: Duration = Duration::from_secs(10);
 
+/// What a command waits for: the daemon's next line, or an interruption.
+enum Event {
+    /// A line, or `None` when the connection ended.
+    Line(Option<String>),
+    Interrupted,
+}
+
 /// A daemon that answered: the line-by-line conversation with it.
 struct Daemon {
-    stream: UnixStream,
-    reader: BufReader<UnixStream>,
+    writer: Connection,
+    /// The daemon's lines (read on a thread of their own) and interruptions.
+    events: mpsc::Receiver<Event>,
+    sender: mpsc::Sender<Event>,
     pid: u64,
     version: String,
 }
 
-/// What is at a socket path.
+/// What is at a daemon's address.
 enum Found {
     Running(Daemon),
-    /// No daemon: no socket, or a stale one (now removed).
+    /// No daemon: nobody listens (a socket left behind is removed).
     None,
     /// Something accepts but does not answer in time.
     Silent,
 }
 
 impl Daemon {
-    fn find(path: &Path) -> Found {
-        let stream = match UnixStream::connect(path) {
-            Ok(stream) => stream,
+    fn find(address: &Path) -> Found {
+        let connection = match endpoint::connect(address) {
+            Ok(connection) => connection,
             Err(error) => {
-                if path.exists() && error.kind() == std::io::ErrorKind::ConnectionRefused {
+                if endpoint::left_behind(address)
+                    && error.kind() == std::io::ErrorKind::ConnectionRefused
+                {
                     // A daemon that ended without removing its socket.
-                    let _ = std::fs::remove_file(path);
+                    let _ = std::fs::remove_file(address);
                 }
                 return Found::None;
             }
         };
-        let hello = (|| {
-            stream.set_read_timeout(Some(ANSWER_WITHIN)).ok()?;
-            let mut reader = BufReader::new(stream.try_clone().ok()?);
-            let mut writer = stream.try_clone().ok()?;
-            writeln!(writer, "{}", json!({ "hello": VERSION })).ok()?;
-            let mut line = String::new();
-            reader.read_line(&mut line).ok()?;
-            let answer: Value = serde_json::from_str(&line).ok()?;
-            Some(Daemon {
-                version: answer["hello"].as_str()?.to_owned(),
-                pid: answer["pid"].as_u64()?,
-                stream,
-                reader,
-            })
-        })();
-        hello.map_or(Found::Silent, Found::Running)
+        let (sender, events) = mpsc::channel();
+        let Ok(reading) = connection.try_clone() else {
+            return Found::None;
+        };
+        let lines = sender.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(reading).lines() {
+                if lines.send(Event::Line(line.ok())).is_err() {
+                    return;
+                }
+            }
+            let _ = lines.send(Event::Line(None));
+        });
+        let mut daemon = Daemon {
+            writer: connection,
+            events,
+            sender,
+            pid: 0,
+            version: String::new(),
+        };
+        let Ok(hello) = daemon.ask(&json!({ "hello": VERSION }), Some(ANSWER_WITHIN)) else {
+            return Found::Silent;
+        };
+        match (hello["hello"].as_str(), hello["pid"].as_u64()) {
+            (Some(version), Some(pid)) => {
+                daemon.version = version.to_owned();
+                daemon.pid = pid;
+                Found::Running(daemon)
+            }
+            _ => Found::Silent,
+        }
     }
 
-    /// Sends `request`, and returns the answer; waits `within` at most (`None`: as long as it takes).
-    fn ask(&mut self, request: &Value, within: Option<Duration>) -> Result<Value, Failure> {
-        let lost = |e: std::io::Error| {
-            Failure::config(format!(
-                "the daemon (pid {}) stopped answering: {e}",
-                self.pid
-            ))
+    /// The daemon's next line as JSON, within `within` (`None`: as long as it takes).
+    fn next(&self, within: Option<Duration>) -> Result<Value, Failure> {
+        let event = match within {
+            Some(within) => self.events.recv_timeout(within).ok(),
+            None => self.events.recv().ok(),
         };
-        self.stream.set_read_timeout(within).map_err(lost)?;
-        writeln!(self.stream, "{request}").map_err(lost)?;
-        let mut line = String::new();
-        self.reader.read_line(&mut line).map_err(lost)?;
-        serde_json::from_str(&line).map_err(|e| {
-            Failure::config(format!(
-                "the daemon (pid {}) answered what is not JSON: {e}",
-                self.pid
-            ))
-        })
+        let line = match event {
+            Some(Event::Line(Some(line))) => line,
+            Some(Event::Line(None)) => return Err(self.lost("ended the connection")),
+            Some(Event::Interrupted) => return Err(self.lost("was interrupted")),
+            None => return Err(self.lost("did not answer in time")),
+        };
+        serde_json::from_str(&line)
+            .map_err(|e| self.lost(&format!("answered what is not JSON ({e})")))
+    }
+
+    /// Sends `request`, and returns the answer within `within`.
+    fn ask(&mut self, request: &Value, within: Option<Duration>) -> Result<Value, Failure> {
+        self.send(request)?;
+        self.next(within)
+    }
+
+    fn send(&mut self, request: &Value) -> Result<(), Failure> {
+        writeln!(self.writer, "{request}").map_err(|e| self.lost(&e.to_string()))
+    }
+
+    fn lost(&self, what: &str) -> Failure {
+        Failure::config(format!("the daemon (pid {}) {what}", self.pid))
     }
 }
 
 /// `daemon start`: a daemon for this folder and its config files, unless one runs.
 pub(super) fn start(cli: &Cli, idle: u64) -> Result<(), Failure> {
-    let path = socket_path(&cli.config)?;
+    let path = address(&cli.config)?;
     match Daemon::find(&path) {
         Found::Running(daemon) if daemon.version == VERSION => {
             say(
@@ -118,11 +154,16 @@ pub(super) fn start(cli: &Cli, idle: u64) -> Result<(), Failure> {
         }
         Found::Silent => {
             // Hung: its socket is taken over; the process is left to its end.
-            let _ = std::fs::remove_file(&path);
+            if endpoint::left_behind(&path) {
+                let _ = std::fs::remove_file(&path);
+            }
         }
         Found::None => {}
     }
-    let log = path.with_extension("log");
+    let log = super::daemon_dir()?.join(format!(
+        "{}.log",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ));
     let stderr = std::fs::File::create(&log).map_err(|e| {
         Failure::config(format!(
             "cannot write the daemon's log {}: {e}",
@@ -143,11 +184,20 @@ pub(super) fn start(cli: &Cli, idle: u64) -> Result<(), Failure> {
     if cli.no_input {
         command.arg("--no-input");
     }
+    // A process group of its own: the terminal's Ctrl-C is not for it.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    #[cfg(windows)]
     {
-        use std::os::unix::process::CommandExt;
-        // A process group of its own: the terminal's Ctrl-C is not for it.
-        command.process_group(0);
+        /// No console window, and a process group of its own.
+        const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        std::os::windows::process::CommandExt::creation_flags(
+            &mut command,
+            CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP,
+        );
     }
+    endpoint::keep_std_handles_from_children();
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -185,7 +235,7 @@ pub(super) fn start(cli: &Cli, idle: u64) -> Result<(), Failure> {
 
 /// `daemon status`: the daemon and its servers.
 pub(super) fn status(cli: &Cli) -> Result<(), Failure> {
-    let path = socket_path(&cli.config)?;
+    let path = address(&cli.config)?;
     let mut daemon = match Daemon::find(&path) {
         Found::Running(daemon) => daemon,
         Found::None => {
@@ -233,7 +283,7 @@ pub(super) fn status(cli: &Cli) -> Result<(), Failure> {
 
 /// `daemon stop`: the daemon ends, and every server it started.
 pub(super) fn stop(cli: &Cli) -> Result<(), Failure> {
-    let path = socket_path(&cli.config)?;
+    let path = address(&cli.config)?;
     match Daemon::find(&path) {
         Found::Running(daemon) => {
             let pid = daemon.pid;
@@ -258,7 +308,7 @@ fn stop_daemon(mut daemon: Daemon, path: &Path) -> Result<(), Failure> {
     let pid = daemon.pid;
     daemon.ask(&json!({ "stop": true }), Some(START_WITHIN))?;
     let started = Instant::now();
-    while alive(pid) || path.exists() {
+    while alive(pid, path) {
         if started.elapsed() > STOP_WITHIN {
             return Err(Failure::config(format!(
                 "the daemon (pid {pid}) has not ended {}s after it was asked to stop",
@@ -270,11 +320,20 @@ fn stop_daemon(mut daemon: Daemon, path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-fn alive(pid: u64) -> bool {
-    i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+/// Whether the daemon `pid` at `address` still runs (or its socket is still there).
+fn alive(pid: u64, address: &Path) -> bool {
+    #[cfg(unix)]
+    return endpoint::left_behind(address)
+        || i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+            .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
+    // A pipe is gone with the last process that holds it.
+    #[cfg(windows)]
+    return {
+        let _ = pid;
+        endpoint::connect(address).is_ok()
+    };
 }
 
 fn silent(path: &Path) -> Failure {
@@ -288,7 +347,7 @@ fn silent(path: &Path) -> Failure {
 /// Runs the command through the daemon of its folder and files, if one runs
 /// (of this version, answering): its exit status.
 pub(super) fn forward(cli: &Cli) -> Option<u8> {
-    let path = existing_socket(&cli.config)?;
+    let path = existing_address(&cli.config)?;
     let mut daemon = match Daemon::find(&path) {
         Found::Running(daemon) if daemon.version == VERSION => daemon,
         Found::Running(daemon) => {
@@ -308,53 +367,46 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
         Found::None => return None,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let request = json!({ "run": argv, "version": VERSION });
-    writeln!(daemon.stream, "{request}").ok()?;
-    daemon.stream.set_read_timeout(None).ok()?;
-    // The answer comes on a thread of its own, so Ctrl-C or a closed stdout
-    // can end the wait: the daemon then cancels the call and says so.
-    let (events, event) = mpsc::channel::<Event>();
-    let mut reader = daemon.reader;
-    let answers = events.clone();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let answer = reader
-            .read_line(&mut line)
-            .ok()
-            .and_then(|_| serde_json::from_str(&line).ok());
-        let _ = answers.send(Event::Answer(answer));
-    });
-    let interrupts = events.clone();
+    daemon
+        .send(&json!({ "run": argv, "version": VERSION }))
+        .ok()?;
+    // Ctrl-C or a closed stdout: the daemon is told, cancels the call, and
+    // says how the command ended.
+    let interrupts = daemon.sender.clone();
     let _ = ctrlc::set_handler(move || {
         let _ = interrupts.send(Event::Interrupted);
     });
+    let reader_left = daemon.sender.clone();
     output::watch_reader(move || {
-        let _ = events.send(Event::Interrupted);
+        let _ = reader_left.send(Event::Interrupted);
     });
     let mut deadline: Option<Instant> = None;
     let answer = loop {
-        let next = match deadline {
-            None => event.recv().ok(),
-            Some(at) => event
+        let event = match deadline {
+            Some(at) => daemon
+                .events
                 .recv_timeout(at.saturating_duration_since(Instant::now()))
                 .ok(),
+            None => daemon.events.recv().ok(),
         };
-        match next {
-            Some(Event::Answer(answer)) => break answer,
+        match event {
             Some(Event::Interrupted) => {
-                // The daemon sees its input end and cancels the call.
-                let _ = daemon.stream.shutdown(std::net::Shutdown::Write);
-                deadline.get_or_insert(Instant::now() + CANCEL_WITHIN);
+                if deadline.is_none() {
+                    let _ = daemon.send(&json!({ "interrupt": true }));
+                    deadline = Some(Instant::now() + CANCEL_WITHIN);
+                }
             }
-            None => break None,
+            Some(Event::Line(Some(line))) => {
+                break serde_json::from_str::<Value>(&line)
+                    .map_err(|e| daemon.lost(&format!("answered what is not JSON ({e})")));
+            }
+            Some(Event::Line(None)) => break Err(daemon.lost("ended without an answer")),
+            None => break Err(daemon.lost("did not say how the interrupted command ended")),
         }
     };
-    let Some(answer) = answer else {
-        let failure = Failure::config(format!(
-            "the daemon (pid {}) ended without an answer",
-            daemon.pid
-        ));
-        return Some(crate::report(Err(failure), cli.json));
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(failure) => return Some(crate::report(Err(failure), cli.json)),
     };
     output::raw(answer["stdout"].as_str().unwrap_or_default());
     eprint!("{}", answer["stderr"].as_str().unwrap_or_default());
@@ -362,11 +414,6 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
         return Some(output::CLOSED_STDOUT);
     }
     Some(answer["code"].as_u64().map_or(1, |c| c.min(255) as u8))
-}
-
-enum Event {
-    Answer(Option<Value>),
-    Interrupted,
 }
 
 /// Prints `value` with `--json`, else the line `text` gives.

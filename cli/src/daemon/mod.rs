@@ -1,18 +1,16 @@
 //! The keep-alive daemon: `stdio-mcp daemon start | status | stop | restart`,
 //! and every other command going through it while it runs.
 //!
-//! A daemon serves one folder and its config files: it listens on a Unix
-//! socket named after both, in a folder only its user can enter (0700; the
-//! socket 0600). A command for the same folder and files sends it its
-//! arguments and prints what comes back, with the same exit status; one the
-//! daemon does not answer within 1 s, or of another version, runs here.
-//! The wire is one JSON object per line (`serve.rs` answers it).
-// Windows has no daemon yet: its helpers go unused there.
-#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
+//! A daemon serves one folder and its config files: it listens at an
+//! address named after both (`endpoint.rs`: a Unix socket in a folder only
+//! its user can enter, or a named pipe only its user may open). A command
+//! for the same folder and files sends it its arguments and prints what
+//! comes back, with the same exit status; one the daemon does not answer
+//! within 1 s, or of another version, runs here. The wire is one JSON object
+//! per line (`serve.rs` answers it).
 
-#[cfg(unix)]
 mod client;
-#[cfg(unix)]
+mod endpoint;
 pub(crate) mod serve;
 
 use std::path::{Path, PathBuf};
@@ -31,30 +29,17 @@ const SOCKET_PATH_MAX: usize = 103;
 
 /// Carries out `stdio-mcp daemon ACTION`; the exit status.
 pub(crate) fn manage(action: DaemonAction, cli: &Cli) -> u8 {
-    #[cfg(unix)]
-    {
-        let idle = |idle: Option<u64>| idle.unwrap_or(DEFAULT_IDLE_SECS);
-        let outcome = match action {
-            DaemonAction::Start { idle: secs } => client::start(cli, idle(secs)),
-            DaemonAction::Status => client::status(cli),
-            DaemonAction::Stop => client::stop(cli),
-            DaemonAction::Restart { idle: secs } => {
-                client::stop(cli).and_then(|()| client::start(cli, idle(secs)))
-            }
-            DaemonAction::Serve { idle } => serve::serve(cli, idle),
-        };
-        crate::report(outcome, cli.json)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = action;
-        crate::report(
-            Err(Failure::usage(
-                "the daemon needs Unix sockets: on Windows every command runs by itself",
-            )),
-            cli.json,
-        )
-    }
+    let idle = |idle: Option<u64>| idle.unwrap_or(DEFAULT_IDLE_SECS);
+    let outcome = match action {
+        DaemonAction::Start { idle: secs } => client::start(cli, idle(secs)),
+        DaemonAction::Status => client::status(cli),
+        DaemonAction::Stop => client::stop(cli),
+        DaemonAction::Restart { idle: secs } => {
+            client::stop(cli).and_then(|()| client::start(cli, idle(secs)))
+        }
+        DaemonAction::Serve { idle } => serve::serve(cli, idle),
+    };
+    crate::report(outcome, cli.json)
 }
 
 /// Runs `cli`'s command through the daemon of its folder and config files
@@ -63,10 +48,7 @@ pub(crate) fn forward(cli: &Cli) -> Option<u8> {
     if !goes_through_daemon(cli) {
         return None;
     }
-    #[cfg(unix)]
-    return client::forward(cli);
-    #[cfg(not(unix))]
-    None
+    client::forward(cli)
 }
 
 /// Whether a command may go through a daemon: not the daemon's own
@@ -86,43 +68,41 @@ fn goes_through_daemon(cli: &Cli) -> bool {
     }
 }
 
-#[cfg(unix)]
-/// The socket of the daemon for this folder and `config` files (`--config`,
-/// else the usual files), in the daemon folder, made if missing.
+/// The address of the daemon for this folder and `config` files
+/// (`--config`, else the usual files); its folder made if missing.
 ///
 /// # Errors
 ///
 /// The folder cannot be made, is not its user's alone, or the path is too
 /// long for a socket: each names the path.
-pub(crate) fn socket_path(config: &[PathBuf]) -> Result<PathBuf, Failure> {
+pub(crate) fn address(config: &[PathBuf]) -> Result<PathBuf, Failure> {
     let dir = daemon_dir()?;
     private_dir(&dir)?;
-    Ok(socket_in(&dir, config))
+    Ok(endpoint::address_in(&dir, key(config)))
 }
 
-#[cfg(unix)]
-/// The socket a running daemon for this folder and `config` would have, if
-/// there is a daemon folder at all (made by nothing here).
-fn existing_socket(config: &[PathBuf]) -> Option<PathBuf> {
+/// The address of a daemon for this folder and `config` files, if it may be
+/// there (nothing is made here).
+fn existing_address(config: &[PathBuf]) -> Option<PathBuf> {
     let dir = daemon_dir().ok()?;
-    let socket = socket_in(&dir, config);
-    socket.exists().then_some(socket)
+    let address = endpoint::address_in(&dir, key(config));
+    (cfg!(windows) || address.exists()).then_some(address)
 }
 
-#[cfg(unix)]
-fn socket_in(dir: &Path, config: &[PathBuf]) -> PathBuf {
+/// The current folder and the config files it reads, as one number.
+fn key(config: &[PathBuf]) -> u64 {
     let here = std::env::current_dir().unwrap_or_default();
     let mut key = here.to_string_lossy().into_owned();
     for file in crate::sources::files_read(config) {
         key.push('\n');
         key.push_str(&file.to_string_lossy());
     }
-    dir.join(format!("daemon-{:016x}.sock", fnv1a(&key)))
+    fnv1a(&key)
 }
 
-#[cfg(unix)]
-/// The daemon folder: `STDIO_MCP_DAEMON_DIR`, else `stdio-mcp` in the user's
-/// runtime folder (`$XDG_RUNTIME_DIR`), else `daemon` in the cache folder.
+/// The daemon folder (its socket on Unix, its log everywhere):
+/// `STDIO_MCP_DAEMON_DIR`, else `stdio-mcp` in the user's runtime folder
+/// (`$XDG_RUNTIME_DIR`), else `daemon` in the cache folder.
 fn daemon_dir() -> Result<PathBuf, Failure> {
     let dir = std::env::var_os("STDIO_MCP_DAEMON_DIR")
         .map(PathBuf::from)
@@ -140,8 +120,8 @@ fn daemon_dir() -> Result<PathBuf, Failure> {
             Failure::config("no folder for the daemon's socket: set STDIO_MCP_DAEMON_DIR")
         })?;
     // A socket's path has a short limit: checked here for any daemon's name.
-    let longest = dir.join(format!("daemon-{:016x}.sock", 0));
-    if longest.as_os_str().len() > SOCKET_PATH_MAX {
+    let longest = endpoint::address_in(&dir, 0);
+    if cfg!(unix) && longest.as_os_str().len() > SOCKET_PATH_MAX {
         return Err(Failure::config(format!(
             "the daemon's socket path {} is longer than a socket takes ({SOCKET_PATH_MAX} bytes): set STDIO_MCP_DAEMON_DIR to a shorter folder",
             longest.display()
@@ -173,7 +153,18 @@ fn private_dir(dir: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-#[cfg(unix)]
+/// Makes `dir` if missing: it holds only the daemon's log; the pipe's own
+/// access rule keeps other users out.
+#[cfg(windows)]
+fn private_dir(dir: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Failure::config(format!(
+            "the daemon folder {}: cannot be made: {e}",
+            dir.display()
+        ))
+    })
+}
+
 /// FNV-1a, 64 bits: a name for a folder and its files, the same in every build.
 fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
@@ -181,7 +172,6 @@ fn fnv1a(text: &str) -> u64 {
     })
 }
 
-#[cfg(unix)]
 /// Says on stderr why a command did not go through the daemon, when that is
 /// worth knowing (it runs here all the same).
 fn note(why: impl std::fmt::Display) {

@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -15,16 +14,14 @@ use serde_json::{json, Value};
 use stdio_mcp::config::Config;
 use stdio_mcp::group::{Group, ServerState};
 
-use super::{socket_path, VERSION};
+use super::endpoint::{self, Connection, Listener};
+use super::{address, VERSION};
 use crate::commands::{execute, group_builder};
 use crate::failure::Failure;
 use crate::output::{self, errln};
 use crate::sources::{self, Servers};
 use crate::terminal::Bar;
 use crate::{trust, Cli};
-
-/// How long a command has to say what it wants once connected.
-const REQUEST_WITHIN: Duration = Duration::from_secs(5);
 
 /// What the daemon holds.
 struct Host {
@@ -41,15 +38,10 @@ struct Host {
 
 /// Serves until asked to stop.
 pub(crate) fn serve(cli: &Cli, idle: u64) -> Result<(), Failure> {
-    let socket = socket_path(&cli.config)?;
+    let socket = address(&cli.config)?;
     // `start` found nothing answering there: whatever is left is stale.
-    let _ = std::fs::remove_file(&socket);
-    let listener = UnixListener::bind(&socket)
+    let listener = Listener::bind(&socket)
         .map_err(|e| Failure::config(format!("cannot listen on {}: {e}", socket.display())))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600));
-    }
     let cli = cli.clone();
     let servers = sources::load(&cli.config)?;
     let hosted = trusted(&servers)?;
@@ -84,8 +76,10 @@ pub(crate) fn serve(cli: &Cli, idle: u64) -> Result<(), Failure> {
         "stdio-mcp daemon {VERSION}: pid {}, listening",
         std::process::id()
     );
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
+    loop {
+        let Ok(stream) = listener.accept() else {
+            continue;
+        };
         let host = Arc::clone(&host);
         std::thread::spawn(move || {
             if let Err(error) = host.answer(stream) {
@@ -93,7 +87,6 @@ pub(crate) fn serve(cli: &Cli, idle: u64) -> Result<(), Failure> {
             }
         });
     }
-    Ok(())
 }
 
 /// The entries of `servers` the daemon may host: a project's untrusted ones left out.
@@ -106,8 +99,7 @@ fn trusted(servers: &Servers) -> Result<Config, Failure> {
 
 impl Host {
     /// One connection: the greeting, then one request.
-    fn answer(&self, stream: UnixStream) -> std::io::Result<()> {
-        stream.set_read_timeout(Some(REQUEST_WITHIN))?;
+    fn answer(&self, stream: Connection) -> std::io::Result<()> {
         let mut reader = BufReader::new(stream.try_clone()?);
         let mut writer = stream.try_clone()?;
         let mut line = String::new();
@@ -135,10 +127,7 @@ impl Host {
                 .filter_map(|a| a.as_str().map(str::to_owned))
                 .collect();
             match request["version"].as_str() {
-                Some(VERSION) => {
-                    stream.set_read_timeout(None)?;
-                    self.run(argv, reader)
-                }
+                Some(VERSION) => self.run(argv, reader),
                 other => json!({ "stdout": "", "code": 1, "stderr": format!(
                     "stdio-mcp: refused: this daemon is stdio-mcp {VERSION}, the command {}\n",
                     other.unwrap_or("of no version")) }),
@@ -152,7 +141,7 @@ impl Host {
     /// Runs a command as the command line would here, with the warm group:
     /// what it printed, and its exit status. The connection's end (the
     /// command's Ctrl-C or closed stdout) interrupts it.
-    fn run(&self, argv: Vec<String>, mut connection: BufReader<UnixStream>) -> Value {
+    fn run(&self, argv: Vec<String>, mut connection: BufReader<Connection>) -> Value {
         let ((), stdout, stderr, code) = {
             let mut code = 0;
             let (outcome, stdout, stderr) = output::capture(|| {
@@ -163,7 +152,7 @@ impl Host {
         json!({ "stdout": stdout, "stderr": stderr, "code": code })
     }
 
-    fn run_captured(&self, argv: Vec<String>, connection: &mut BufReader<UnixStream>) -> u8 {
+    fn run_captured(&self, argv: Vec<String>, connection: &mut BufReader<Connection>) -> u8 {
         let cli = match Cli::try_parse_from(std::iter::once("stdio-mcp".to_owned()).chain(argv)) {
             Ok(cli) => cli,
             Err(error) => return crate::refused(&error, false),
@@ -183,6 +172,10 @@ impl Host {
             Err(failure) => return crate::report(Err(failure), json),
         };
         let (interrupt, interrupted) = futures::channel::mpsc::unbounded();
+        if !connection.buffer().is_empty() {
+            // Interrupted already.
+            let _ = interrupt.unbounded_send(());
+        }
         let Ok(mut watched) = connection.get_ref().try_clone() else {
             return crate::report(
                 Err(Failure::config("cannot watch the command's connection")),
@@ -190,10 +183,10 @@ impl Host {
             );
         };
         std::thread::spawn(move || {
-            // The command sends nothing more: its end (or its half-close on
-            // Ctrl-C) reads as 0 bytes.
-            let mut rest = [0u8; 64];
-            while matches!(watched.read(&mut rest), Ok(n) if n > 0) {}
+            // The command sends nothing more but `{"interrupt": true}` on its
+            // Ctrl-C; that, or its end, interrupts the command here.
+            let mut rest = [0u8; 1];
+            let _ = watched.read(&mut rest);
             let _ = interrupt.unbounded_send(());
         });
         crate::report(
@@ -232,7 +225,9 @@ impl Host {
 
     /// Closes every server (the process tree rules hold), and ends.
     fn stop(&self) -> ! {
-        let _ = std::fs::remove_file(&self.socket);
+        if endpoint::left_behind(&self.socket) {
+            let _ = std::fs::remove_file(&self.socket);
+        }
         futures::executor::block_on(self.group.close());
         errln!("stdio-mcp daemon: stopped");
         std::process::exit(0)

@@ -93,8 +93,32 @@ impl Run {
     }
 }
 
-/// Waits for `child` at most `secs`, killing it past that (the test fails).
+/// Waits for `child` at most `secs`, killing it past that (the test fails),
+/// and for its output, which something it left running must not hold open.
 pub fn finish(mut child: Child, secs: u64) -> Run {
+    // Read on threads of their own while it runs (a full pipe would stall it).
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    // A test that closed stdout (its reader left) reads no stdout.
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -106,22 +130,18 @@ pub fn finish(mut child: Child, secs: u64) -> Run {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    // A test that closed stdout (its reader left) reads no stdout.
-    let mut stdout = String::new();
-    let mut stderr = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        out.read_to_string(&mut stdout).unwrap();
+    let ended = Instant::now();
+    while !(stdout.is_finished() && stderr.is_finished()) {
+        assert!(
+            ended.elapsed() < Duration::from_secs(10),
+            "stdio-mcp exited, but something it started holds its output open"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
     Run {
         code: status.code().unwrap_or(-1),
-        stdout,
-        stderr,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     }
 }
 
