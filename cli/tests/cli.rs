@@ -220,15 +220,10 @@ fn an_ad_hoc_server_after_the_double_dash() {
 }
 
 #[cfg(unix)]
-/// `stdio-mcp … | head`: a reader that leaves ends the command quietly with
-/// the status a shell expects (141), its call cancelled on the wire, its
-/// server closed as usual.
-#[cfg(unix)]
-#[test]
-fn a_closed_stdout_ends_the_command_quietly_with_141() {
-    let s = Scratch::new("closed-stdout");
-    let log = s.path("lines");
-    let mut child = s
+/// `stdio-mcp call` of a task that never ends, returned once the task is
+/// polled (the peer logs every line it reads to `log`).
+fn a_running_task(s: &Scratch, log: &str) -> std::process::Child {
+    let child = s
         .cli(&[
             "call",
             "job",
@@ -237,18 +232,30 @@ fn a_closed_stdout_ends_the_command_quietly_with_141() {
             &peer(),
             "--tasks",
             "--log-lines",
-            &log,
+            log,
         ])
         .spawn()
         .unwrap();
     let started = Instant::now();
-    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("tasks/get")) {
+    while !std::fs::read_to_string(log).is_ok_and(|l| l.contains("tasks/get")) {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "the call never started"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    child
+}
+
+/// `stdio-mcp … | head`: a reader that leaves ends the command quietly with
+/// the status a shell expects (141), its call cancelled on the wire, its
+/// server closed as usual.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_the_command_quietly_with_141() {
+    let s = Scratch::new("closed-stdout");
+    let log = s.path("lines");
+    let mut child = a_running_task(&s, &log);
     // The reader leaves while the call runs.
     drop(child.stdout.take());
     let r = finish(child, 20);
@@ -288,28 +295,8 @@ fn a_one_shot_command_does_not_wait_for_a_server_that_waits_for_it() {
 fn ctrl_c_cancels_the_call_on_the_wire_then_exits_130() {
     let s = Scratch::new("interrupt");
     let log = s.path("lines");
-    let child = s
-        .cli(&[
-            "call",
-            "job",
-            "outcome=never",
-            "--",
-            &peer(),
-            "--tasks",
-            "--log-lines",
-            &log,
-        ])
-        .spawn()
-        .unwrap();
     // Once the task runs (it is polled), the interrupt.
-    let started = Instant::now();
-    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("tasks/get")) {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the call never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = a_running_task(&s, &log);
     let interrupted = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
