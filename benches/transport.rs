@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::{json, Value};
-use stdio_mcp::{Builder, Transport};
+use stdio_mcp::{Transport, TransportBuilder};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_stdio-mcp-bench-server");
 
@@ -45,7 +45,7 @@ fn scaled(full: u64, quick_value: u64) -> u64 {
     }
 }
 
-fn server() -> Builder {
+fn server() -> TransportBuilder {
     Transport::builder([SERVER])
 }
 
@@ -120,7 +120,7 @@ impl Raw {
 
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
-    /// `Builder::spawn`: the shared background thread.
+    /// `TransportBuilder::spawn`: the shared background thread.
     Thread,
     /// The driver as a task of smol's single-threaded executor, beside the work.
     Local,
@@ -129,7 +129,7 @@ enum Mode {
 }
 
 /// Runs `work` against a fresh transport in `mode`, then closes it.
-fn run<T, F, Fut>(mode: Mode, builder: Builder, work: F) -> T
+fn run<T, F, Fut>(mode: Mode, builder: TransportBuilder, work: F) -> T
 where
     F: FnOnce(Transport) -> Fut,
     Fut: std::future::Future<Output = T>,

@@ -17,11 +17,9 @@
 #[path = "../tests/peer/demo.rs"]
 mod demo;
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
-use stdio_mcp::client::{CallOptions, Client, ElicitRequest, ElicitResult};
-use stdio_mcp::Transport;
+use stdio_mcp::client::{CallOptions, Client, ElicitRequest, ElicitResult, Progress};
+use stdio_mcp::{RpcError, Transport};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     if demo::serve_if_asked() {
@@ -56,13 +54,15 @@ async fn run(
     command: Vec<String>,
     call: Option<(String, Value)>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let transport = Transport::builder(&command)
-        .timeout(Duration::from_secs(60))
-        .on_stderr(|line| eprintln!("[server stderr] {line}"));
+    // No time limit of the transport's: it would cut off a long call however
+    // busily it reports progress. The client's own (5 minutes by default)
+    // starts again with each progress report.
+    let transport =
+        Transport::builder(&command).on_stderr(|line| eprintln!("[server stderr] {line}"));
     let client = Client::builder(transport)
-        .on_elicitation(|request| async move {
-            Ok(first_choice(ElicitRequest::from_request(&request)?))
-        })
+        .on_elicitation(
+            |request: ElicitRequest| async move { Ok::<_, RpcError>(first_choice(request)) },
+        )
         .connect()
         .await?;
     let info = client.server_info();
@@ -86,10 +86,12 @@ async fn run(
 
     if let Some((name, arguments)) = call {
         println!("calling {name} {arguments}");
-        let options = CallOptions::new().on_task(|task| {
-            let message = task.status_message.as_deref().unwrap_or("");
-            println!("  task {} {}: {message}", task.task_id, task.status);
-        });
+        let options = CallOptions::new()
+            .on_task(|task| {
+                let message = task.status_message.as_deref().unwrap_or("");
+                println!("  task {} {}: {message}", task.task_id, task.status);
+            })
+            .on_progress(print_progress);
         let result = client.call_tool_with(&name, arguments, options).await?;
         println!("  -> {}", result.text());
         client.close().await?;
@@ -111,14 +113,7 @@ async fn run(
     {
         println!("calling {name} {args}");
         let result = client
-            .call_tool_with_progress(name, args, |p| {
-                let total = p.total.map_or(String::new(), |t| format!("/{t}"));
-                println!(
-                    "  progress {}{total} {}",
-                    p.progress,
-                    p.message.as_deref().unwrap_or("")
-                );
-            })
+            .call_tool_with_progress(name, args, print_progress)
             .await?;
         println!("  -> {}", result.text());
     }
@@ -129,15 +124,24 @@ async fn run(
     Ok(())
 }
 
+fn print_progress(p: &Progress) {
+    let total = p.total.map_or(String::new(), |t| format!("/{t}"));
+    println!(
+        "  progress {}{total} {}",
+        p.progress,
+        p.message.as_deref().unwrap_or("")
+    );
+}
+
 /// The answer to a form: each property's first offered choice (or its
 /// default); a URL is declined.
-fn first_choice(request: ElicitRequest) -> Value {
+fn first_choice(request: ElicitRequest) -> ElicitResult {
     let ElicitRequest::Form {
         message,
         requested_schema,
     } = request
     else {
-        return ElicitResult::decline().into();
+        return ElicitResult::decline();
     };
     println!("  the server asks: {message}");
     let mut content = serde_json::Map::new();
@@ -155,5 +159,5 @@ fn first_choice(request: ElicitRequest) -> Value {
             }
         }
     }
-    ElicitResult::accept(content).into()
+    ElicitResult::accept(content)
 }

@@ -1,4 +1,4 @@
-//! The one shared thread, `stdio-mcp`, that runs the drivers of `Builder::spawn`,
+//! The one shared thread, `stdio-mcp`, that runs the drivers of `TransportBuilder::spawn`,
 //! drives async-process's reaper and awaits the exits of orphaned children.
 //!
 //! Started on first use; however many transports there are, it is one thread.

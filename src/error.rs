@@ -90,7 +90,7 @@ pub enum Error {
     StdoutClosed,
     /// The child wrote a stdout line longer than the configured limit; the child was closed.
     MessageTooLarge {
-        /// The limit in bytes ([`Builder::max_message_size`](crate::Builder::max_message_size)).
+        /// The limit in bytes ([`TransportBuilder::max_message_size`](crate::TransportBuilder::max_message_size)).
         limit: usize,
     },
     /// The driver was dropped while the request was waiting.

@@ -19,9 +19,8 @@
 //! # futures::executor::block_on(async {
 //! use serde_json::json;
 //! use stdio_mcp::client::Client;
-//! use stdio_mcp::Transport;
 //!
-//! let client = Client::connect(Transport::builder(["uvx", "mcp-server-time"])).await?;
+//! let client = Client::connect(["uvx", "mcp-server-time"]).await?;
 //! println!("{} ({} era)", client.server_info().name, client.era());
 //! for tool in client.list_tools().await? {
 //!     println!("- {}", tool.name);
@@ -51,8 +50,8 @@
 //! [`PendingRequest`]s. One [`Driver`] future per child does all of the child's
 //! I/O: it writes the queue, reads stdout line by line and routes each message,
 //! drains stderr, watches for the exit and carries out [`Transport::close`].
-//! [`Builder::spawn`] runs drivers on one shared background thread;
-//! [`Builder::spawn_with_driver`] lets you run the driver on your own executor.
+//! [`TransportBuilder::spawn`] runs drivers on one shared background thread;
+//! [`TransportBuilder::spawn_with_driver`] lets you run the driver on your own executor.
 //!
 //! ```
 //! # fn main() -> Result<(), stdio_mcp::Error> {
@@ -77,7 +76,7 @@
 //! SIGKILL 2 s later if it is still running. Dropping every handle does the same;
 //! dropping the [`Driver`] kills the child at once. No child is left behind.
 //! Lines on stdout that are not JSON-RPC (banners, logs) are discarded without
-//! disturbing anything; [`Builder::on_discarded`] and
+//! disturbing anything; [`TransportBuilder::on_discarded`] and
 //! [`Transport::discarded_lines`] make them visible.
 //!
 //! # Features
@@ -125,7 +124,19 @@ mod shared;
 mod sys;
 mod transport;
 
-pub use builder::{Builder, DEFAULT_MAX_MESSAGE_SIZE};
+pub use builder::{TransportBuilder, DEFAULT_MAX_MESSAGE_SIZE};
+
+/// The transport's builder under its old name.
+///
+/// # Examples
+///
+/// ```
+/// #[allow(deprecated)]
+/// let builder: stdio_mcp::Builder = stdio_mcp::Transport::builder(["my-mcp-server"]);
+/// # let _ = builder;
+/// ```
+#[deprecated(since = "0.1.0", note = "renamed `TransportBuilder`")]
+pub type Builder = TransportBuilder;
 pub use child::ExitStatus;
 pub use driver::Driver;
 pub use driver::RunUntil;

@@ -7,7 +7,7 @@ use crate::error::{Error, RpcError};
 
 /// A notification the server sent of its own accord (a line with a `method` and no `id`).
 ///
-/// Delivered to [`Builder::on_notification`](crate::Builder::on_notification) the moment it is read.
+/// Delivered to [`TransportBuilder::on_notification`](crate::TransportBuilder::on_notification) the moment it is read.
 ///
 /// ```
 /// use serde_json::json;
@@ -27,7 +27,7 @@ pub struct Notification {
 /// A request the server sent to this client (a line with an `id` and a `method`
 /// but neither `result` nor `error`).
 ///
-/// Delivered to [`Builder::on_request`](crate::Builder::on_request); answer it there
+/// Delivered to [`TransportBuilder::on_request`](crate::TransportBuilder::on_request); answer it there
 /// or later with [`Transport::respond`](crate::Transport::respond), passing `id` back.
 ///
 /// # Examples
@@ -54,7 +54,7 @@ pub struct ServerRequest {
 }
 
 /// A stdout line that was not a usable JSON-RPC message, handed to
-/// [`Builder::on_discarded`](crate::Builder::on_discarded).
+/// [`TransportBuilder::on_discarded`](crate::TransportBuilder::on_discarded).
 ///
 /// Such lines are never fatal: a server printing a banner or a stray debug line
 /// keeps working.

@@ -221,7 +221,7 @@ impl Transport {
         self.queue(|out| push_notification(out, method, params.as_ref()))
     }
 
-    /// Answers a request the server sent (see [`Builder::on_request`](crate::Builder::on_request)), passing its
+    /// Answers a request the server sent (see [`TransportBuilder::on_request`](crate::TransportBuilder::on_request)), passing its
     /// `id` back unchanged.
     ///
     /// ```no_run
@@ -371,7 +371,7 @@ impl Transport {
         false
     }
 
-    /// How many stdout lines were discarded as unusable (see [`Builder::on_discarded`](crate::Builder::on_discarded)).
+    /// How many stdout lines were discarded as unusable (see [`TransportBuilder::on_discarded`](crate::TransportBuilder::on_discarded)).
     ///
     /// # Examples
     ///

@@ -13,9 +13,10 @@ use std::sync::{Arc, Mutex};
 use common::{installed, run};
 use serde_json::{json, Value};
 use stdio_mcp::client::{Client, Content, Era, LoggingLevel, Progress, RestartPolicy};
-use stdio_mcp::Builder;
+use stdio_mcp::ServerRequest;
+use stdio_mcp::TransportBuilder;
 
-fn everything(test: &str) -> Option<Builder> {
+fn everything(test: &str) -> Option<TransportBuilder> {
     installed("node_modules/.bin/mcp-server-everything", test)
 }
 
@@ -287,7 +288,7 @@ fn everything_asks_our_sampling_and_roots_handlers() {
         plain.close().await.unwrap();
 
         let client = Client::builder(builder)
-            .on_sampling(|r| async move {
+            .on_sampling(|r: ServerRequest| async move {
                 let asked = r.params.as_ref().unwrap()["messages"][0]["content"]["text"].clone();
                 Ok(json!({
                     "role": "assistant",
@@ -296,7 +297,7 @@ fn everything_asks_our_sampling_and_roots_handlers() {
                     "stopReason": "endTurn"
                 }))
             })
-            .on_roots_list(|_| async { Ok(json!({ "roots": [{ "uri": "file:///srv/project", "name": "project" }] })) })
+            .on_roots_list(|_: ServerRequest| async { Ok(json!({ "roots": [{ "uri": "file:///srv/project", "name": "project" }] })) })
             .connect()
             .await
             .unwrap();
@@ -434,7 +435,7 @@ fn everything_elicitation_is_answered_through_the_typed_builder() {
         let asked = Arc::new(Mutex::new(None));
         let seen = Arc::clone(&asked);
         let client = Client::builder(builder)
-            .on_elicitation(move |request| {
+            .on_elicitation(move |request: ServerRequest| {
                 let seen = Arc::clone(&seen);
                 async move {
                     let request = ElicitRequest::from_request(&request)?;
@@ -562,7 +563,7 @@ fn everything_research_runs_as_a_task_and_asks_through_it() {
         let questions = Arc::new(Mutex::new(0));
         let asked = Arc::clone(&questions);
         let client = Client::builder(asking)
-            .on_elicitation(move |request| {
+            .on_elicitation(move |request: ServerRequest| {
                 *asked.lock().unwrap() += 1;
                 async move {
                     let ElicitRequest::Form {

@@ -13,6 +13,7 @@ use stdio_mcp::client::Validation;
 use stdio_mcp::config::Config;
 use stdio_mcp::group::{Group, GroupBuilder};
 use stdio_mcp::RpcError;
+use stdio_mcp::ServerRequest;
 
 use crate::failure::{did_you_mean, Failure, SERVER_FAILED};
 use crate::output::{self, errln, outln};
@@ -229,15 +230,17 @@ pub(crate) fn group_builder(cli: &Cli, config: Config, bar: Bar) -> GroupBuilder
             let roots = roots.clone();
             client
                 .validate_arguments(Validation::Enforce)
-                .on_elicitation(move |request| terminal::elicit(request, interactive, bar.clone()))
-                .on_sampling(|_| async {
+                .on_elicitation(move |request: ServerRequest| {
+                    terminal::elicit(request, interactive, bar.clone())
+                })
+                .on_sampling(|_: ServerRequest| async {
                     Err(RpcError {
                         code: -1,
                         message: "sampling is declined by the stdio-mcp command line".into(),
                         data: None,
                     })
                 })
-                .on_roots_list(move |_| {
+                .on_roots_list(move |_: ServerRequest| {
                     let roots = roots.clone();
                     async move { Ok(json!({ "roots": roots })) }
                 })

@@ -17,7 +17,7 @@ use crate::shared::Shared;
 use crate::sys;
 use crate::transport::Transport;
 
-/// The default for [`Builder::max_message_size`]: 64 MiB.
+/// The default for [`TransportBuilder::max_message_size`]: 64 MiB.
 ///
 /// # Examples
 ///
@@ -38,19 +38,17 @@ pub(crate) enum EnvChange {
 /// Made by [`Transport::builder`]; every method takes and returns the builder.
 ///
 /// ```no_run
-/// use std::time::Duration;
 /// use stdio_mcp::Transport;
 ///
 /// let transport = Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"])
 ///     .env("GITHUB_TOKEN", "secret")
 ///     .env_remove("NODE_OPTIONS")
-///     .timeout(Duration::from_secs(120))
 ///     .on_stderr(|line| eprintln!("mcp: {line}"))
 ///     .spawn()?;
 /// # Ok::<(), stdio_mcp::Error>(())
 /// ```
 #[must_use = "a builder does nothing until spawn() is called"]
-pub struct Builder {
+pub struct TransportBuilder {
     command: Vec<OsString>,
     env: Vec<EnvChange>,
     cwd: Option<PathBuf>,
@@ -76,22 +74,22 @@ impl Transport {
     /// let transport = Transport::builder(["uvx", "mcp-server-time"]).spawn()?;
     /// # Ok::<(), stdio_mcp::Error>(())
     /// ```
-    pub fn builder<I, S>(command: I) -> Builder
+    pub fn builder<I, S>(command: I) -> TransportBuilder
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        Builder::new(command)
+        TransportBuilder::new(command)
     }
 }
 
-impl Builder {
+impl TransportBuilder {
     fn new<I, S>(command: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        Builder {
+        TransportBuilder {
             command: command
                 .into_iter()
                 .map(|s| s.as_ref().to_os_string())
@@ -176,15 +174,25 @@ impl Builder {
         self
     }
 
-    /// The default time limit for each request; none unless set. `Duration::ZERO`
-    /// is a zero limit. Change it later with [`Transport::set_timeout`].
+    /// The transport's own time limit for each request (the seed's), none
+    /// unless set; `Duration::ZERO` is a zero limit. Change it later with
+    /// [`Transport::set_timeout`].
+    ///
+    /// It is a hard limit: nothing restarts it. Given to a
+    /// [`Client`](crate::client::Client), it replaces the client's own default
+    /// (5 minutes, started again by each progress report), so a tool call that
+    /// runs longer fails however busily it reports progress. For a client's
+    /// calls use [`ClientBuilder::request_timeout`](crate::client::ClientBuilder::request_timeout)
+    /// (restarted by progress) or a call's own
+    /// [`CallOptions::timeout`](crate::client::CallOptions::timeout) instead.
     ///
     /// # Examples
     ///
     /// ```no_run
     /// use std::time::Duration;
     ///
-    /// let t = stdio_mcp::Transport::builder(["my-mcp-server"])
+    /// // Raw JSON-RPC, no client: every request gets at most 2 minutes.
+    /// let t = stdio_mcp::Transport::builder(["my-json-rpc-server"])
     ///     .timeout(Duration::from_secs(120))
     ///     .spawn()?;
     /// assert_eq!(t.timeout(), Some(Duration::from_secs(120)));
@@ -486,8 +494,8 @@ impl Builder {
     }
 
     /// The same configuration with `handlers`: a server started again.
-    pub(crate) fn again(&self, handlers: Handlers) -> Builder {
-        Builder {
+    pub(crate) fn again(&self, handlers: Handlers) -> TransportBuilder {
+        TransportBuilder {
             command: self.command.clone(),
             env: self.env.clone(),
             cwd: self.cwd.clone(),
@@ -545,9 +553,41 @@ fn start_error(program: &str, resolved: &Path, cwd: Option<&Path>, e: &io::Error
     }
 }
 
-impl fmt::Debug for Builder {
+/// A command line as a transport builder: `Client::connect(["uvx", "mcp-server-time"])`.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::TransportBuilder;
+///
+/// let builder = TransportBuilder::from(["uvx", "mcp-server-time"]);
+/// # let _ = builder;
+/// ```
+impl<S: AsRef<OsStr>, const N: usize> From<[S; N]> for TransportBuilder {
+    fn from(command: [S; N]) -> Self {
+        TransportBuilder::new(command)
+    }
+}
+
+/// A command line as a transport builder.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::TransportBuilder;
+///
+/// let builder = TransportBuilder::from(vec!["npx".to_owned(), "-y".into(), "server".into()]);
+/// # let _ = builder;
+/// ```
+impl<S: AsRef<OsStr>> From<Vec<S>> for TransportBuilder {
+    fn from(command: Vec<S>) -> Self {
+        TransportBuilder::new(command)
+    }
+}
+
+impl fmt::Debug for TransportBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Builder")
+        f.debug_struct("TransportBuilder")
             .field("command", &self.command)
             .field("env", &self.env)
             .field("cwd", &self.cwd)

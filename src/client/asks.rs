@@ -1,8 +1,7 @@
 //! Typed views of what a server asks the client (`elicitation/create`,
 //! `sampling/createMessage`) and builders of the answers, so that a handler
-//! need not read or write the spec's JSON by hand. The handlers keep their raw
-//! signature (`ServerRequest` in, `Result<Value, RpcError>` out): these only
-//! convert.
+//! need not read or write the spec's JSON by hand: a handler takes them
+//! directly (`IntoHandler`'s typed form), or converts in the wire form.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -33,17 +32,16 @@ fn params<T: DeserializeOwned>(request: &ServerRequest) -> Result<T, RpcError> {
 /// # futures::executor::block_on(async {
 /// use serde_json::json;
 /// use stdio_mcp::client::{Client, ElicitRequest, ElicitResult};
-/// use stdio_mcp::Transport;
 ///
-/// let client = Client::builder(Transport::builder(["my-mcp-server"]))
-///     .on_elicitation(|request| async move {
-///         Ok(match ElicitRequest::from_request(&request)? {
+/// let client = Client::builder(["my-mcp-server"])
+///     .on_elicitation(|request: ElicitRequest| async move {
+///         Ok::<_, stdio_mcp::RpcError>(match request {
 ///             ElicitRequest::Form { message, .. } => {
 ///                 println!("the server asks: {message}");
-///                 ElicitResult::accept(json!({"name": "octocat"})).into()
+///                 ElicitResult::accept(json!({"name": "octocat"}))
 ///             }
-///             ElicitRequest::Url { .. } => ElicitResult::decline().into(),
-///             _ => ElicitResult::cancel().into(),
+///             ElicitRequest::Url { .. } => ElicitResult::decline(),
+///             _ => ElicitResult::cancel(),
 ///         })
 ///     })
 ///     .connect()
@@ -391,12 +389,108 @@ impl CreateMessageResult {
     /// assert_eq!(answer.content["text"], "Hi");
     /// ```
     pub fn text(model: impl Into<String>, text: impl Into<String>) -> Self {
+        Self::content(model, json!({ "type": "text", "text": text.into() }))
+    }
+
+    /// An image the model `model` made: `data` in base64, of `mime_type`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let answer = stdio_mcp::client::CreateMessageResult::image("m", "iVBORw0KGgo=", "image/png");
+    /// assert_eq!(answer.content["type"], "image");
+    /// ```
+    pub fn image(
+        model: impl Into<String>,
+        data: impl Into<String>,
+        mime_type: impl Into<String>,
+    ) -> Self {
+        Self::content(
+            model,
+            json!({ "type": "image", "data": data.into(), "mimeType": mime_type.into() }),
+        )
+    }
+
+    /// Audio the model `model` made: `data` in base64, of `mime_type`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let answer = stdio_mcp::client::CreateMessageResult::audio("m", "UklGRg==", "audio/wav");
+    /// assert_eq!(answer.content["mimeType"], "audio/wav");
+    /// ```
+    pub fn audio(
+        model: impl Into<String>,
+        data: impl Into<String>,
+        mime_type: impl Into<String>,
+    ) -> Self {
+        Self::content(
+            model,
+            json!({ "type": "audio", "data": data.into(), "mimeType": mime_type.into() }),
+        )
+    }
+
+    /// The model `model` asks to use tool `name` with `input` (the call's id
+    /// `id`), stopping for it (`toolUse`): for a server that offered tools
+    /// ([`ClientBuilder::sampling_tools`](super::ClientBuilder::sampling_tools)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    ///
+    /// let answer = stdio_mcp::client::CreateMessageResult::tool_use("m", "call-1", "get_weather", json!({"city": "Oslo"}));
+    /// assert_eq!(answer.stop_reason.as_deref(), Some("toolUse"));
+    /// assert_eq!(answer.content["name"], "get_weather");
+    /// ```
+    pub fn tool_use(
+        model: impl Into<String>,
+        id: impl Into<String>,
+        name: impl Into<String>,
+        input: Value,
+    ) -> Self {
+        let mut answer = Self::content(
+            model,
+            json!({ "type": "tool_use", "id": id.into(), "name": name.into(), "input": input }),
+        );
+        answer.stop_reason = Some("toolUse".into());
+        answer
+    }
+
+    /// Any content block (or an array of them) the model `model` made,
+    /// ending its turn.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    ///
+    /// let both = json!([{"type": "text", "text": "Here:"}, {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]);
+    /// let answer = stdio_mcp::client::CreateMessageResult::content("m", both);
+    /// assert!(answer.content.is_array());
+    /// ```
+    pub fn content(model: impl Into<String>, content: Value) -> Self {
         CreateMessageResult {
             role: "assistant".into(),
-            content: json!({ "type": "text", "text": text.into() }),
+            content,
             model: model.into(),
             stop_reason: Some("endTurn".into()),
         }
+    }
+
+    /// The same answer, stopped for `reason` (`endTurn`, `stopSequence`,
+    /// `maxTokens`, `toolUse`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let answer = stdio_mcp::client::CreateMessageResult::text("m", "…").stop_reason("maxTokens");
+    /// assert_eq!(answer.stop_reason.as_deref(), Some("maxTokens"));
+    /// ```
+    #[must_use]
+    pub fn stop_reason(mut self, reason: impl Into<String>) -> Self {
+        self.stop_reason = Some(reason.into());
+        self
     }
 }
 

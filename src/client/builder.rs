@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::builder::Builder;
+use crate::builder::TransportBuilder;
 use crate::driver::Driver;
 use crate::error::Error;
 use crate::message::Notification;
@@ -25,20 +25,19 @@ use super::validation::{Invalid, Validation};
 ///
 /// ```no_run
 /// # futures::executor::block_on(async {
-/// use serde_json::json;
-/// use stdio_mcp::client::Client;
-/// use stdio_mcp::Transport;
+/// use stdio_mcp::client::{Client, ListRootsRequest, Root};
+/// use stdio_mcp::RpcError;
 ///
-/// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+/// let client = Client::builder(["my-mcp-server"])
 ///     .client_info("my-app", "1.0.0")
-///     .on_roots_list(|_| async { Ok(json!({"roots": [{"uri": "file:///srv", "name": "srv"}]})) })
+///     .on_roots_list(|_: ListRootsRequest| async { Ok::<_, RpcError>(vec![Root::folder("/srv")]) })
 ///     .connect()
 ///     .await?;
 /// # let _ = client; Ok::<(), stdio_mcp::Error>(()) });
 /// ```
 #[must_use = "a client builder does nothing until connect() is called"]
 pub struct ClientBuilder {
-    pub(super) transport: Builder,
+    pub(super) transport: TransportBuilder,
     pub(super) client_info: Implementation,
     pub(super) inputs: InputHandlers,
     pub(super) handshake_timeout: Duration,
@@ -72,7 +71,7 @@ impl ClientBuilder {
     /// let client = ClientBuilder::new(Transport::builder(["my-mcp-server"])).connect().await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub fn new(transport: Builder) -> Self {
+    pub fn new(transport: TransportBuilder) -> Self {
         ClientBuilder {
             transport,
             client_info: Implementation {
@@ -136,9 +135,8 @@ impl ClientBuilder {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .client_info("my-editor", "2.4.0")
     ///     .connect()
     ///     .await?;
@@ -159,9 +157,8 @@ impl ClientBuilder {
     /// # futures::executor::block_on(async {
     /// use std::time::{Duration, Instant};
     /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["npx", "-y", "some-mcp-server"]))
+    /// let client = Client::builder(["npx", "-y", "some-mcp-server"])
     ///     .handshake_timeout(Duration::from_secs(120)) // npx may download first
     ///     .connect()
     ///     .await?;
@@ -182,9 +179,8 @@ impl ClientBuilder {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, Era};
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["my-legacy-server"]))
+    /// let client = Client::builder(["my-legacy-server"])
     ///     .era(Era::Legacy)
     ///     .connect()
     ///     .await?;
@@ -208,9 +204,8 @@ impl ClientBuilder {
     /// # futures::executor::block_on(async {
     /// use std::time::{Duration, Instant};
     /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .probe_timeout(Duration::from_secs(2))
     ///     .connect()
     ///     .await?;
@@ -240,9 +235,8 @@ impl ClientBuilder {
     /// # futures::executor::block_on(async {
     /// use std::time::{Duration, Instant};
     /// use stdio_mcp::client::{Client, RestartPolicy};
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["npx", "-y", "some-mcp-server"]))
+    /// let client = Client::builder(["npx", "-y", "some-mcp-server"])
     ///     .restart(RestartPolicy::new().max_restarts(3).within(Duration::from_secs(60)))
     ///     .connect()
     ///     .await?;
@@ -265,9 +259,8 @@ impl ClientBuilder {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, RestartPolicy};
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .restart(RestartPolicy::default())
     ///     .on_restart(|info| {
     ///         eprintln!("restart {} ({:?}): {:?}", info.attempt, info.exit_status, info.stderr_tail);
@@ -283,7 +276,7 @@ impl ClientBuilder {
 
     /// The limit of a call that sets none of its own
     /// ([`CallOptions::timeout`](super::CallOptions::timeout)) and whose
-    /// transport has none ([`Builder::timeout`]): by default
+    /// transport has none ([`TransportBuilder::timeout`]): by default
     /// [`DEFAULT_REQUEST_TIMEOUT`](super::DEFAULT_REQUEST_TIMEOUT), 5 minutes,
     /// restarted by each progress of a call that hears of its progress.
     /// `None` lets such calls wait as long as the server lives. It never ends
@@ -295,9 +288,8 @@ impl ClientBuilder {
     /// # futures::executor::block_on(async {
     /// use std::time::{Duration, Instant};
     /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .request_timeout(Some(Duration::from_secs(30)))
     ///     .connect()
     ///     .await?;
@@ -311,16 +303,15 @@ impl ClientBuilder {
     /// Called with every notification the server sends (after the client
     /// took what is its own: progress, `listen` streams), the moment it is
     /// read, in wire order; the same as the transport builder's
-    /// [`Builder::on_notification`].
+    /// [`TransportBuilder::on_notification`].
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .on_notification(|n| {
     ///         if n.method == "notifications/message" {
     ///             println!("server log: {:?}", n.params);
@@ -343,9 +334,8 @@ impl ClientBuilder {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"]))
+    /// let client = Client::builder(["npx", "-y", "@modelcontextprotocol/server-everything"])
     ///     .name("everything")
     ///     .connect()
     ///     .await?;
@@ -377,7 +367,7 @@ impl ClientBuilder {
     /// use stdio_mcp::client::{Client, Validation};
     /// use stdio_mcp::{ErrorKind, Transport};
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .validate_arguments(Validation::Enforce)
     ///     .connect()
     ///     .await?;
@@ -404,9 +394,8 @@ impl ClientBuilder {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, Validation};
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .validate_results(Validation::Warn)
     ///     .connect()
     ///     .await?;
@@ -427,9 +416,8 @@ impl ClientBuilder {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, Validation};
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .validate_arguments(Validation::Warn)
     ///     .on_invalid(|invalid| eprintln!("{}: {:?}", invalid.tool, invalid.problems))
     ///     .connect()
@@ -461,9 +449,8 @@ impl ClientBuilder {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .client_info("my-host", "1.0")
     ///     .connect()
     ///     .await?;
@@ -488,10 +475,9 @@ impl ClientBuilder {
     /// ```no_run
     /// # smol::block_on(async {
     /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
     ///
     /// // The driver runs as a smol task instead of on the shared background thread.
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .connect_with(|driver| smol::spawn(driver).detach())
     ///     .await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
@@ -533,14 +519,13 @@ impl Client {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::connect(Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"])).await?;
+    /// let client = Client::connect(["npx", "-y", "@modelcontextprotocol/server-everything"]).await?;
     /// println!("{} speaks {}", client.server_info().name, client.protocol_version());
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub async fn connect(transport: Builder) -> Result<Client, Error> {
-        ClientBuilder::new(transport).connect().await
+    pub async fn connect(server: impl Into<TransportBuilder>) -> Result<Client, Error> {
+        ClientBuilder::new(server.into()).connect().await
     }
 
     /// A [`ClientBuilder`], to set handlers and client info before connecting.
@@ -550,12 +535,11 @@ impl Client {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"])).connect().await?;
+    /// let client = Client::builder(["my-mcp-server"]).connect().await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub fn builder(transport: Builder) -> ClientBuilder {
-        ClientBuilder::new(transport)
+    pub fn builder(server: impl Into<TransportBuilder>) -> ClientBuilder {
+        ClientBuilder::new(server.into())
     }
 }

@@ -38,9 +38,8 @@ use super::wire::{decode, explain_missing_capability, Protocol, META_LOG_LEVEL};
 /// # futures::executor::block_on(async {
 /// use serde_json::json;
 /// use stdio_mcp::client::Client;
-/// use stdio_mcp::Transport;
 ///
-/// let client = Client::connect(Transport::builder(["uvx", "mcp-server-time"])).await?;
+/// let client = Client::connect(["uvx", "mcp-server-time"]).await?;
 /// let now = client.call_tool("get_current_time", json!({"timezone": "Europe/Paris"})).await?;
 /// println!("{}", now.text());
 /// client.close().await?;

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use futures::channel::oneshot;
 
-use crate::builder::Builder;
+use crate::builder::TransportBuilder;
 use crate::driver::Driver;
 use crate::error::{ConnectDiagnosis, Error, ErrorKind};
 use crate::transport::Transport;
@@ -70,7 +70,7 @@ impl ClientBuilder {
         let mut retry = Some(transport.again(handlers.handlers()));
         let restarting = restart.is_some();
         let restart = restart.map(|policy| (policy, transport.again(handlers.handlers())));
-        let mut start = |builder: Builder| -> Result<Started, Error> {
+        let mut start = |builder: TransportBuilder| -> Result<Started, Error> {
             let (started, driver) = origin::spawn(builder)?;
             if let Some(hook) = &on_spawn {
                 hook(&started);

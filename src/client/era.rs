@@ -73,9 +73,8 @@ pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// ```no_run
 /// # futures::executor::block_on(async {
 /// use stdio_mcp::client::{Client, Era};
-/// use stdio_mcp::Transport;
 ///
-/// let client = Client::builder(Transport::builder(["uvx", "mcp-server-time"]))
+/// let client = Client::builder(["uvx", "mcp-server-time"])
 ///     .era(Era::Auto)
 ///     .connect()
 ///     .await?;

@@ -10,7 +10,10 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::{json, Value};
 
-use super::asks::fill_defaults;
+use super::asks::{
+    fill_defaults, CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult,
+};
+use super::roots::{roots_answer, ListRootsRequest, Root};
 use crate::error::RpcError;
 use crate::message::ServerRequest;
 use crate::route::{Reply, RequestHandler};
@@ -33,13 +36,140 @@ use crate::route::{Reply, RequestHandler};
 pub type ServerRequestHandler =
     Arc<dyn Fn(ServerRequest) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
 
-/// Makes a [`ServerRequestHandler`] of an async closure.
+/// A handler of what the server asks, in either form: the wire form
+/// (`ServerRequest` in, `Result<Value, RpcError>` out, marked [`WireForm`]) or
+/// the typed one (the method's typed request in, its typed answer out,
+/// marked [`TypedForm`]). The closure's parameter type says which:
+/// `|request: ServerRequest|` or `|request: ElicitRequest|`
+/// ([`ClientBuilder::on_elicitation`](super::ClientBuilder::on_elicitation)).
+///
+/// A request the typed form cannot read never reaches the handler: it is
+/// answered `-32602` naming what was wrong (a modern server's input request:
+/// the call fails saying so). A handler that panics is answered `-32603`,
+/// and the client goes on serving.
+///
+/// # Examples
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// use stdio_mcp::client::{Client, ElicitRequest, ElicitResult};
+/// use stdio_mcp::RpcError;
+///
+/// let client = Client::builder(["my-mcp-server"])
+///     .on_elicitation(|_: ElicitRequest| async move { Ok::<_, RpcError>(ElicitResult::decline()) })
+///     .connect()
+///     .await?;
+/// # Ok::<(), stdio_mcp::Error>(()) });
+/// ```
+pub trait IntoHandler<Asked, Form>: Send + Sync + 'static {
+    /// The handler as the client keeps it.
+    fn into_handler(self) -> ServerRequestHandler;
+}
+
+/// Marks a handler of the wire form (see [`IntoHandler`]).
+///
+/// # Examples
+///
+/// ```
+/// let _marker: Option<stdio_mcp::client::WireForm> = None;
+/// ```
+#[derive(Debug)]
+pub enum WireForm {}
+
+/// Marks a handler of the typed form (see [`IntoHandler`]).
+///
+/// # Examples
+///
+/// ```
+/// let _marker: Option<stdio_mcp::client::TypedForm> = None;
+/// ```
+#[derive(Debug)]
+pub enum TypedForm {}
+
+impl<Asked, F, Fut> IntoHandler<Asked, WireForm> for F
+where
+    F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+{
+    fn into_handler(self) -> ServerRequestHandler {
+        handler(self)
+    }
+}
+
+impl<F, Fut> IntoHandler<ElicitRequest, TypedForm> for F
+where
+    F: Fn(ElicitRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ElicitResult, RpcError>> + Send + 'static,
+{
+    fn into_handler(self) -> ServerRequestHandler {
+        typed(ElicitRequest::from_request, self, Value::from)
+    }
+}
+
+impl<F, Fut> IntoHandler<CreateMessageRequest, TypedForm> for F
+where
+    F: Fn(CreateMessageRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<CreateMessageResult, RpcError>> + Send + 'static,
+{
+    fn into_handler(self) -> ServerRequestHandler {
+        typed(CreateMessageRequest::from_request, self, Value::from)
+    }
+}
+
+impl<F, Fut> IntoHandler<ListRootsRequest, TypedForm> for F
+where
+    F: Fn(ListRootsRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<Root>, RpcError>> + Send + 'static,
+{
+    fn into_handler(self) -> ServerRequestHandler {
+        typed(ListRootsRequest::from_request, self, |roots| {
+            roots_answer(&roots)
+        })
+    }
+}
+
+/// A handler of the typed form: the request read as `Req` (or answered with
+/// the error saying why it cannot be), the answer written from `Res`.
+fn typed<Req, Res, F, Fut>(
+    read: fn(&ServerRequest) -> Result<Req, RpcError>,
+    handler: F,
+    write: fn(Res) -> Value,
+) -> ServerRequestHandler
+where
+    F: Fn(Req) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Res, RpcError>> + Send + 'static,
+    Req: 'static,
+    Res: 'static,
+{
+    self::handler(move |request: ServerRequest| {
+        // Read now: only the handler's own future is kept.
+        let answer = read(&request).map(&handler);
+        async move { Ok(write(answer?.await?)) }
+    })
+}
+
+/// Makes a [`ServerRequestHandler`] of an async closure; a panic in it (or in
+/// its future) answers `-32603` instead of nothing.
 pub(crate) fn handler<F, Fut>(handler: F) -> ServerRequestHandler
 where
     F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
 {
-    Arc::new(move |request| handler(request).boxed())
+    let panicked = |method: &str| RpcError {
+        code: -32603,
+        message: format!("internal error: the client's {method} handler panicked"),
+        data: None,
+    };
+    Arc::new(move |request| {
+        let method = request.method.clone();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(request))) {
+            Ok(answer) => std::panic::AssertUnwindSafe(answer)
+                .catch_unwind()
+                .map(move |outcome| outcome.unwrap_or_else(|_| Err(panicked(&method))))
+                .boxed(),
+            Err(_) => futures::future::ready(Err(panicked(&method))).boxed(),
+        }
+    })
 }
 
 /// The handlers the user gave for what the server asks: a legacy server's

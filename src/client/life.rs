@@ -290,9 +290,8 @@ pub(crate) fn exit_error(transport: &Transport) -> Error {
 /// ```no_run
 /// # futures::executor::block_on(async {
 /// use stdio_mcp::client::{Client, ClientState, RestartPolicy};
-/// use stdio_mcp::Transport;
 ///
-/// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+/// let client = Client::builder(["my-mcp-server"])
 ///     .restart(RestartPolicy::default())
 ///     .connect()
 ///     .await?;

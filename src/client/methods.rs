@@ -295,12 +295,11 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// use serde_json::json;
-    /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
+    /// use stdio_mcp::client::{Client, ListRootsRequest, Root};
+    /// use stdio_mcp::RpcError;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
-    ///     .on_roots_list(|_| async { Ok(json!({"roots": [{"uri": "file:///srv"}]})) })
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_roots_list(|_: ListRootsRequest| async { Ok::<_, RpcError>(vec![Root::folder("/srv")]) })
     ///     .connect()
     ///     .await?;
     /// // The user opened another folder:

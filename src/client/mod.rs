@@ -5,9 +5,8 @@
 //! # futures::executor::block_on(async {
 //! use serde_json::json;
 //! use stdio_mcp::client::Client;
-//! use stdio_mcp::Transport;
 //!
-//! let client = Client::connect(Transport::builder(["npx", "-y", "@modelcontextprotocol/server-everything"])).await?;
+//! let client = Client::connect(["npx", "-y", "@modelcontextprotocol/server-everything"]).await?;
 //! println!("{} {}", client.server_info().name, client.protocol_version());
 //! for tool in client.list_tools().await? {
 //!     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
@@ -45,6 +44,7 @@ mod offers;
 mod origin;
 mod request;
 mod restart;
+mod roots;
 mod server_requests;
 mod session;
 mod subscription;
@@ -66,7 +66,7 @@ pub use era::{
     Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
     LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS,
 };
-pub use handlers::ServerRequestHandler;
+pub use handlers::{IntoHandler, ServerRequestHandler, TypedForm, WireForm};
 pub use life::ClientState;
 pub use listing::{ListItem, Listing};
 pub use offers::{
@@ -75,6 +75,7 @@ pub use offers::{
 };
 pub use request::CallOptions;
 pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
+pub use roots::{ListRootsRequest, Root};
 pub use subscription::{ListenFilter, Subscription};
 pub use task_status::{TaskStatus, TaskSupport};
 pub use types::{

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::builder::{Builder, EnvChange};
+use crate::builder::{EnvChange, TransportBuilder};
 use crate::config::configured_name;
 use crate::driver::Driver;
 use crate::error::Error;
@@ -16,7 +16,7 @@ use crate::transport::Transport;
 
 /// What a client calls the server `transport` starts in its errors: the
 /// config entry's name, else the program as given.
-pub(crate) fn server_name(transport: &Builder) -> String {
+pub(crate) fn server_name(transport: &TransportBuilder) -> String {
     match (configured_name(transport), transport.argv().first()) {
         (Some(name), _) => name.to_owned(),
         (None, Some(program)) => program_name(program),
@@ -26,7 +26,7 @@ pub(crate) fn server_name(transport: &Builder) -> String {
 
 /// Starts `transport`'s server. A server from a config file that cannot
 /// start says which field of its entry is at fault.
-pub(crate) fn spawn(transport: Builder) -> Result<(Transport, Driver), Error> {
+pub(crate) fn spawn(transport: TransportBuilder) -> Result<(Transport, Driver), Error> {
     let configured = configured_name(&transport).is_some();
     transport.spawn_with_driver().map_err(|error| match error {
         Error::Start { program, reason } if configured => {
@@ -48,7 +48,7 @@ pub(crate) fn spawn(transport: Builder) -> Result<(Transport, Driver), Error> {
 /// catalog cache fingerprints: the command line, the environment changes
 /// and the working directory, as JSON (a text no Rust release changes,
 /// unlike `Debug`'s).
-pub(crate) fn command_key(transport: &Builder) -> String {
+pub(crate) fn command_key(transport: &TransportBuilder) -> String {
     let env: Vec<Value> = transport
         .env_changes()
         .iter()

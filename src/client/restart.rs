@@ -18,7 +18,7 @@ use futures::future::{select, Either};
 use futures::FutureExt;
 use serde_json::{json, Map, Value};
 
-use crate::builder::Builder;
+use crate::builder::TransportBuilder;
 use crate::child::ExitStatus;
 use crate::error::Error;
 use crate::message::Notification;
@@ -212,7 +212,7 @@ pub(crate) type RestartHook = Arc<dyn Fn(&RestartInfo) + Send + Sync>;
 pub(crate) type SpawnHook = Arc<dyn Fn(&Transport) + Send + Sync>;
 
 pub(crate) struct Restarter {
-    pub(crate) builder: Builder,
+    pub(crate) builder: TransportBuilder,
     pub(crate) handlers: SharedHandlers,
     pub(crate) policy: RestartPolicy,
     pub(crate) on_restart: Option<RestartHook>,

@@ -2,97 +2,105 @@
 //! `sampling/createMessage`, `elicitation/create`): the builder's methods
 //! that take the async handlers and say which forms they take.
 
-use std::future::Future;
-
-use serde_json::Value;
-
-use crate::error::RpcError;
-use crate::message::ServerRequest;
-
+use super::asks::{CreateMessageRequest, ElicitRequest};
 use super::builder::ClientBuilder;
-use super::handlers;
+use super::handlers::IntoHandler;
+use super::roots::ListRootsRequest;
 
 impl ClientBuilder {
     /// Answers the server's `roots/list`; declares the `roots` capability.
     ///
-    /// Handlers are async and run beside the transport's I/O: one that waits
-    /// delays no other request of this server or of any other.
+    /// The handler takes the typed request and returns the roots
+    /// (`|_: ListRootsRequest| async { Ok(vec![Root::folder(..)]) }`), or the
+    /// wire form (`|request: ServerRequest|` returning the result's JSON); see
+    /// [`IntoHandler`]. Handlers are async and run beside the transport's I/O:
+    /// one that waits delays no other request of this server or of any other.
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// use serde_json::json;
-    /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
+    /// use stdio_mcp::client::{Client, ListRootsRequest, Root};
+    /// use stdio_mcp::RpcError;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
-    ///     .on_roots_list(|_| async { Ok(json!({"roots": [{"uri": "file:///home/me/project"}]})) })
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_roots_list(|_: ListRootsRequest| async {
+    ///         Ok::<_, RpcError>(vec![Root::folder("/home/me/project")])
+    ///     })
     ///     .connect()
     ///     .await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub fn on_roots_list<F, Fut>(mut self, handler: F) -> Self
-    where
-        F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
-    {
-        self.inputs.roots = Some(handlers::handler(handler));
+    pub fn on_roots_list<Form>(
+        mut self,
+        handler: impl IntoHandler<ListRootsRequest, Form>,
+    ) -> Self {
+        self.inputs.roots = Some(handler.into_handler());
         self
     }
 
     /// Answers the server's `sampling/createMessage`; declares `sampling`.
+    /// The handler takes a [`CreateMessageRequest`] and returns a
+    /// [`CreateMessageResult`](super::CreateMessageResult) (text, or the
+    /// other content its builders make), or the wire form ([`IntoHandler`]).
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::{RpcError, Transport};
+    /// use stdio_mcp::client::{Client, CreateMessageRequest, CreateMessageResult};
+    /// use stdio_mcp::RpcError;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
-    ///     .on_sampling(|_| async {
-    ///         Err(RpcError { code: -1, message: "the user declined".into(), data: None })
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_sampling(|request: CreateMessageRequest| async move {
+    ///         if request.messages.is_empty() {
+    ///             return Err(RpcError { code: -1, message: "nothing to answer".into(), data: None });
+    ///         }
+    ///         Ok(CreateMessageResult::text("my-model", "Hello!"))
     ///     })
     ///     .connect()
     ///     .await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub fn on_sampling<F, Fut>(mut self, handler: F) -> Self
-    where
-        F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
-    {
-        self.inputs.sampling = Some(handlers::handler(handler));
+    pub fn on_sampling<Form>(
+        mut self,
+        handler: impl IntoHandler<CreateMessageRequest, Form>,
+    ) -> Self {
+        self.inputs.sampling = Some(handler.into_handler());
         self
     }
 
     /// Answers the server's `elicitation/create`; declares `elicitation`. The
-    /// handler may take its time (ask a person): nothing else waits for it.
+    /// handler takes an [`ElicitRequest`] and returns an
+    /// [`ElicitResult`](super::ElicitResult) (an accepted form gets the
+    /// schema's defaults: [`elicitation_defaults`](Self::elicitation_defaults)),
+    /// or the wire form ([`IntoHandler`]). It may take its time (ask a
+    /// person): nothing else waits for it.
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use serde_json::json;
-    /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
+    /// use stdio_mcp::client::{Client, ElicitRequest, ElicitResult};
+    /// use stdio_mcp::RpcError;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
-    ///     .on_elicitation(|request| async move {
-    ///         println!("the server asks: {:?}", request.params);
-    ///         Ok(json!({"action": "decline"}))
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_elicitation(|request: ElicitRequest| async move {
+    ///         Ok::<_, RpcError>(match request {
+    ///             ElicitRequest::Form { message, .. } => {
+    ///                 println!("the server asks: {message}");
+    ///                 ElicitResult::accept(json!({"name": "octocat"}))
+    ///             }
+    ///             _ => ElicitResult::decline(),
+    ///         })
     ///     })
     ///     .connect()
     ///     .await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub fn on_elicitation<F, Fut>(mut self, handler: F) -> Self
-    where
-        F: Fn(ServerRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
-    {
-        self.inputs.elicitation = Some(handlers::handler(handler));
+    pub fn on_elicitation<Form>(mut self, handler: impl IntoHandler<ElicitRequest, Form>) -> Self {
+        self.inputs.elicitation = Some(handler.into_handler());
         self
     }
 
@@ -106,16 +114,16 @@ impl ClientBuilder {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, ElicitRequest, ElicitResult};
-    /// use stdio_mcp::Transport;
+    /// use stdio_mcp::RpcError;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
-    ///     .on_elicitation(|request| async move {
-    ///         Ok(match ElicitRequest::from_request(&request)? {
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_elicitation(|request: ElicitRequest| async move {
+    ///         Ok::<_, RpcError>(match request {
     ///             ElicitRequest::Url { url, .. } => {
     ///                 println!("open {url}");
-    ///                 ElicitResult::accept_url().into()
+    ///                 ElicitResult::accept_url()
     ///             }
-    ///             _ => ElicitResult::decline().into(),
+    ///             _ => ElicitResult::decline(),
     ///         })
     ///     })
     ///     .elicitation_url(true)
@@ -140,12 +148,12 @@ impl ClientBuilder {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use serde_json::json;
-    /// use stdio_mcp::client::Client;
-    /// use stdio_mcp::Transport;
+    /// use stdio_mcp::client::{Client, ElicitRequest, ElicitResult};
+    /// use stdio_mcp::RpcError;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     // The answer leaves exactly as the handler wrote it.
-    ///     .on_elicitation(|_| async { Ok(json!({"action": "accept", "content": {}})) })
+    ///     .on_elicitation(|_: ElicitRequest| async { Ok::<_, RpcError>(ElicitResult::accept(json!({}))) })
     ///     .elicitation_defaults(false)
     ///     .connect()
     ///     .await?;
@@ -164,13 +172,12 @@ impl ClientBuilder {
     /// ```no_run
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, CreateMessageRequest, CreateMessageResult};
-    /// use stdio_mcp::Transport;
+    /// use stdio_mcp::RpcError;
     ///
-    /// let client = Client::builder(Transport::builder(["my-mcp-server"]))
-    ///     .on_sampling(|request| async move {
-    ///         let asked = CreateMessageRequest::from_request(&request)?;
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_sampling(|asked: CreateMessageRequest| async move {
     ///         println!("{} tools offered", asked.tools.map_or(0, |t| t.len()));
-    ///         Ok(CreateMessageResult::text("my-model", "…").into())
+    ///         Ok::<_, RpcError>(CreateMessageResult::text("my-model", "…"))
     ///     })
     ///     .sampling_tools(true)
     ///     .connect()

@@ -17,9 +17,8 @@ use serde_json::Value;
 /// ```no_run
 /// # futures::executor::block_on(async {
 /// use stdio_mcp::client::{Client, Validation};
-/// use stdio_mcp::Transport;
 ///
-/// let client = Client::builder(Transport::builder(["my-mcp-server"]))
+/// let client = Client::builder(["my-mcp-server"])
 ///     .validate_arguments(Validation::Enforce)
 ///     .validate_results(Validation::Warn)
 ///     .on_invalid(|invalid| eprintln!("{invalid}"))

@@ -1,5 +1,5 @@
 //! MCP server configurations in the JSON shapes hosts already use, as
-//! ready-to-spawn [`Builder`]s.
+//! ready-to-spawn [`TransportBuilder`]s.
 //!
 //! Two shapes are read, in the same file or not:
 //!
@@ -46,7 +46,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::builder::Builder;
+use crate::builder::TransportBuilder;
 use crate::transport::Transport;
 
 pub(crate) mod error;
@@ -129,6 +129,38 @@ pub struct ServerConfig {
     pub(crate) sandbox_keys: Option<serde_json::Value>,
 }
 
+/// A configured server as a transport builder (see [`ServerConfig::builder`]).
+///
+/// # Examples
+///
+/// ```no_run
+/// # futures::executor::block_on(async {
+/// let config = stdio_mcp::config::Config::load(".mcp.json")?;
+/// let client = stdio_mcp::client::Client::connect(&config.servers()[0]).await?;
+/// # Ok::<(), Box<dyn std::error::Error>>(()) });
+/// ```
+impl From<&ServerConfig> for TransportBuilder {
+    fn from(server: &ServerConfig) -> Self {
+        server.builder()
+    }
+}
+
+/// A configured server as a transport builder (see [`ServerConfig::builder`]).
+///
+/// # Examples
+///
+/// ```
+/// let config = stdio_mcp::config::Config::parse(r#"{"mcpServers": {"t": {"command": "t"}}}"#)?;
+/// let builder = stdio_mcp::TransportBuilder::from(config.servers()[0].clone());
+/// # let _ = builder;
+/// # Ok::<(), stdio_mcp::config::ConfigError>(())
+/// ```
+impl From<ServerConfig> for TransportBuilder {
+    fn from(server: ServerConfig) -> Self {
+        server.builder()
+    }
+}
+
 /// The variables a configured server gets from this process's environment,
 /// as the MCP SDKs give them: enough to find programs and a home, nothing
 /// else (no API key or token the host holds for itself).
@@ -168,15 +200,15 @@ impl ServerConfig {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// use std::time::Duration;
     /// use stdio_mcp::config::Config;
     ///
     /// let config = Config::load("claude_desktop_config.json")?;
     /// let server = config.server("filesystem").ok_or("no filesystem server")?;
-    /// let client = stdio_mcp::client::Client::connect(server.builder().timeout(Duration::from_secs(30))).await?;
+    /// let transport = server.builder().on_stderr(|line| eprintln!("[filesystem] {line}"));
+    /// let client = stdio_mcp::client::Client::connect(transport).await?;
     /// # Ok::<(), Box<dyn std::error::Error>>(()) });
     /// ```
-    pub fn builder(&self) -> Builder {
+    pub fn builder(&self) -> TransportBuilder {
         let mut builder = Transport::builder(std::iter::once(&self.command).chain(&self.args));
         if !self.inherit_environment {
             builder = builder.env_clear();
@@ -213,7 +245,7 @@ struct Configured {
 }
 
 /// The name of the config entry `builder` was made from, if it was.
-pub(crate) fn configured_name(builder: &Builder) -> Option<&str> {
+pub(crate) fn configured_name(builder: &TransportBuilder) -> Option<&str> {
     let attached = builder.attachment.as_deref()?;
     let configured = attached.downcast_ref::<Configured>()?;
     Some(&configured.name)

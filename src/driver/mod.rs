@@ -56,8 +56,8 @@ const GROUP_CHECK: Duration = Duration::from_millis(50);
 /// The future that runs one child's I/O: writes queued lines, reads and routes
 /// stdout, drains stderr, reaps the exit and carries out `close`.
 ///
-/// [`Builder::spawn`](crate::Builder::spawn) runs it on the shared background
-/// thread; [`Builder::spawn_with_driver`](crate::Builder::spawn_with_driver) hands
+/// [`TransportBuilder::spawn`](crate::TransportBuilder::spawn) runs it on the shared background
+/// thread; [`TransportBuilder::spawn_with_driver`](crate::TransportBuilder::spawn_with_driver) hands
 /// it to you to run on your executor. It completes once the child has exited and
 /// everything it wrote has been read. The driver a restarting client hands out
 /// ([`ClientBuilder::restart`](crate::client::ClientBuilder::restart)) drives

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::builder::Builder;
+use crate::builder::TransportBuilder;
 use crate::client::ClientBuilder;
 use crate::config::Config;
 
@@ -71,7 +71,7 @@ impl GroupBuilder {
     /// process group…): `customize(name, builder)` gets the transport
     /// builder made from the server's entry and returns the one to start.
     /// Each server starts with the builder's defaults: a process group of its
-    /// own and [`kill_on_parent_death`](crate::Builder::kill_on_parent_death);
+    /// own and [`kill_on_parent_death`](crate::TransportBuilder::kill_on_parent_death);
     /// the hook may turn either off.
     ///
     /// # Examples
@@ -92,7 +92,7 @@ impl GroupBuilder {
     /// ```
     pub fn transport(
         mut self,
-        customize: impl Fn(&str, Builder) -> Builder + Send + Sync + 'static,
+        customize: impl Fn(&str, TransportBuilder) -> TransportBuilder + Send + Sync + 'static,
     ) -> Self {
         self.transport = Some(Box::new(customize));
         self

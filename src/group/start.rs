@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use async_io::Timer;
 use futures::future::{select, Either};
 
-use crate::builder::Builder;
+use crate::builder::TransportBuilder;
 use crate::client::{Client, ClientBuilder};
 use crate::config::ServerConfig;
 use crate::error::Error;
@@ -19,7 +19,8 @@ use super::state::ServerState;
 /// What the group's user does to each server's client builder.
 pub(crate) type Customize = Box<dyn Fn(&str, ClientBuilder) -> ClientBuilder + Send + Sync>;
 /// What the group's user does to each server's transport builder.
-pub(crate) type CustomizeTransport = Box<dyn Fn(&str, Builder) -> Builder + Send + Sync>;
+pub(crate) type CustomizeTransport =
+    Box<dyn Fn(&str, TransportBuilder) -> TransportBuilder + Send + Sync>;
 /// The group's user's hook, told which server's tools changed.
 pub(crate) type ToolsHook = Arc<dyn Fn(&str) + Send + Sync>;
 /// The group's user's hook, told each server's new state.

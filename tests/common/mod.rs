@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use futures::future::{select, Either};
 use futures::pin_mut;
 use serde_json::Value;
-use stdio_mcp::{Builder, Transport};
+use stdio_mcp::{Transport, TransportBuilder};
 
 /// The scriptable server built from `tests/peer/server.rs`.
 pub const PEER: &str = env!("CARGO_BIN_EXE_stdio-mcp-peer");
 
 /// A builder for the peer with the given flags.
-pub fn peer(flags: &[&str]) -> Builder {
+pub fn peer(flags: &[&str]) -> TransportBuilder {
     Transport::builder(std::iter::once(PEER).chain(flags.iter().copied()))
 }
 
@@ -165,7 +165,7 @@ pub async fn tool_names(client: &stdio_mcp::client::Client) -> Vec<String> {
 }
 
 /// A list that a handler fills with the params of every notification of `method`,
-/// and the handler to give `Builder::on_notification`.
+/// and the handler to give `TransportBuilder::on_notification`.
 pub fn notifications_of(
     method: &'static str,
 ) -> (
@@ -206,7 +206,7 @@ pub async fn announce_tools_changed(client: &stdio_mcp::client::Client) {
 }
 
 /// The installed server's command, or `None` (after saying so) when missing.
-pub fn installed(relative: &str, test: &str) -> Option<Builder> {
+pub fn installed(relative: &str, test: &str) -> Option<TransportBuilder> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join(".servers")
         .join(relative);

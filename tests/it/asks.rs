@@ -10,12 +10,13 @@ use stdio_mcp::client::{
     CallOptions, Client, ClientBuilder, CreateMessageRequest, CreateMessageResult, ElicitRequest,
     ElicitResult, Era,
 };
-use stdio_mcp::Builder;
+use stdio_mcp::ServerRequest;
+use stdio_mcp::TransportBuilder;
 
 /// A client whose handlers read the typed requests and answer with the builders.
-fn typed(server: Builder) -> ClientBuilder {
+fn typed(server: TransportBuilder) -> ClientBuilder {
     Client::builder(server)
-        .on_elicitation(|request| async move {
+        .on_elicitation(|request: ServerRequest| async move {
             Ok(match ElicitRequest::from_request(&request)? {
                 ElicitRequest::Form {
                     message,
@@ -32,7 +33,7 @@ fn typed(server: Builder) -> ClientBuilder {
             })
         })
         .elicitation_url(true)
-        .on_sampling(|request| async move {
+        .on_sampling(|request: ServerRequest| async move {
             let asked = CreateMessageRequest::from_request(&request)?;
             let last = asked.messages.last().map(|m| m.content["text"].clone());
             let text = format!(
@@ -139,8 +140,9 @@ fn the_client_declares_what_its_handlers_take_in_both_eras() {
 #[test]
 fn roots_changes_are_notified_to_a_legacy_server_and_refused_by_a_modern_one() {
     run(15, async {
-        let roots =
-            |b: Builder| Client::builder(b).on_roots_list(|_| async { Ok(json!({"roots": []})) });
+        let roots = |b: TransportBuilder| {
+            Client::builder(b).on_roots_list(|_: ServerRequest| async { Ok(json!({"roots": []})) })
+        };
         let legacy = roots(peer(&[])).connect().await.unwrap();
         legacy.notify_roots_changed().unwrap();
         let lines = received(&legacy.transport()).await;
@@ -182,9 +184,11 @@ fn an_accepted_form_gets_the_schema_defaults_in_both_eras_unless_turned_off() {
         } });
         let form = json!({ "message": "Who?", "requestedSchema": schema });
         // The handler answers only the age: the rest come from the schema.
-        let client = |server: Builder, fill: bool| {
+        let client = |server: TransportBuilder, fill: bool| {
             Client::builder(server)
-                .on_elicitation(|_| async { Ok(ElicitResult::accept(json!({"age": 7})).into()) })
+                .on_elicitation(|_: ServerRequest| async {
+                    Ok(ElicitResult::accept(json!({"age": 7})).into())
+                })
                 .elicitation_defaults(fill)
                 .connect()
         };
@@ -212,7 +216,7 @@ fn an_accepted_form_gets_the_schema_defaults_in_both_eras_unless_turned_off() {
         assert_eq!(answered["result"]["content"], json!({"age": 7}));
         off.close().await.unwrap();
         let declining = Client::builder(peer(&[]))
-            .on_elicitation(|_| async { Ok(ElicitResult::decline().into()) })
+            .on_elicitation(|_: ServerRequest| async { Ok(ElicitResult::decline().into()) })
             .connect()
             .await
             .unwrap();

@@ -11,9 +11,9 @@ use common::{peer, received, run};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use stdio_mcp::client::{CallOptions, Client, Era, RestartPolicy};
-use stdio_mcp::{Builder, ErrorKind};
+use stdio_mcp::{ErrorKind, TransportBuilder};
 
-fn modern(flags: &[&str]) -> Builder {
+fn modern(flags: &[&str]) -> TransportBuilder {
     let flags: Vec<&str> = ["--discover", "modern"]
         .iter()
         .chain(flags)

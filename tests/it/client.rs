@@ -10,6 +10,7 @@ use common::{peer, received, run};
 use serde_json::{json, Value};
 use stdio_mcp::client::{CallToolResult, Client, Content, Era, Progress, Tool};
 use stdio_mcp::Error;
+use stdio_mcp::ServerRequest;
 
 #[test]
 fn connect_performs_the_handshake() {
@@ -254,9 +255,9 @@ fn handlers_answer_and_are_declared_as_capabilities() {
             (r.method == "x/custom").then(|| Ok(json!({"custom": true})))
         }))
         .client_info("tester", "9.9")
-        .on_roots_list(|_| async { Ok(json!({"roots": [{"uri": "file:///tmp", "name": "tmp"}]})) })
-        .on_sampling(|r| async move { Ok(json!({"role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m", "echo": r.params})) })
-        .on_elicitation(|_| async { Ok(json!({"action": "decline"})) })
+        .on_roots_list(|_: ServerRequest| async { Ok(json!({"roots": [{"uri": "file:///tmp", "name": "tmp"}]})) })
+        .on_sampling(|r: ServerRequest| async move { Ok(json!({"role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m", "echo": r.params})) })
+        .on_elicitation(|_: ServerRequest| async { Ok(json!({"action": "decline"})) })
         .connect()
         .await
         .unwrap();
@@ -361,7 +362,7 @@ fn a_waiting_handler_stalls_nothing() {
         let (person, answer) = futures::channel::oneshot::channel::<Value>();
         let answer = Arc::new(Mutex::new(Some(answer)));
         let client = Client::builder(peer(&[]))
-            .on_elicitation(move |_request| {
+            .on_elicitation(move |_request: ServerRequest| {
                 let answer = answer.lock().unwrap().take();
                 async move {
                     match answer {

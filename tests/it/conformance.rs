@@ -8,6 +8,7 @@ use crate::common;
 use common::{peer, received, run};
 use serde_json::{json, Value};
 use stdio_mcp::client::{Client, ClientBuilder, ElicitResult, Era};
+use stdio_mcp::ServerRequest;
 
 fn scenario(name: &str) -> ClientBuilder {
     Client::builder(peer(&["--scenario", name]))
@@ -82,7 +83,7 @@ fn conformance_elicitation_sep1034_client_defaults() {
     run(10, async {
         // The handler accepts and fills in nothing: every default must arrive.
         let client = scenario("elicitation-sep1034-client-defaults")
-            .on_elicitation(|_| async { Ok(ElicitResult::accept(json!({})).into()) })
+            .on_elicitation(|_: ServerRequest| async { Ok(ElicitResult::accept(json!({})).into()) })
             .connect()
             .await
             .unwrap();
@@ -190,8 +191,8 @@ fn conformance_json_schema_ref_no_deref() {
 fn conformance_request_metadata() {
     run(10, async {
         let client = scenario("request-metadata")
-            .on_roots_list(|_| async { Ok(json!({"roots": []})) })
-            .on_elicitation(|_| async { Ok(ElicitResult::decline().into()) })
+            .on_roots_list(|_: ServerRequest| async { Ok(json!({"roots": []})) })
+            .on_elicitation(|_: ServerRequest| async { Ok(ElicitResult::decline().into()) })
             .connect()
             .await
             .unwrap();
@@ -237,7 +238,7 @@ fn conformance_request_metadata() {
 fn conformance_sep_2322_client_request_state() {
     run(10, async {
         let client = scenario("sep-2322-client-request-state")
-            .on_elicitation(|_| async {
+            .on_elicitation(|_: ServerRequest| async {
                 Ok(ElicitResult::accept(json!({"confirmed": true})).into())
             })
             .connect()

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use stdio_mcp::client::{Client, Era};
 use stdio_mcp::config::Config;
 use stdio_mcp::group::{Group, ServerState};
-use stdio_mcp::{Builder, ErrorKind};
+use stdio_mcp::{ErrorKind, TransportBuilder};
 
 const PROBE: Duration = Duration::from_millis(1000);
 
@@ -27,13 +27,13 @@ fn methods(lines: &[Value]) -> Vec<String> {
 /// exits 1 on the next line it reads, as servers on the Python SDK before
 /// 1.9.4 do. `tag` makes its command line its own: the era is remembered per
 /// command line for the life of the test process.
-fn dies_quietly(tag: &str) -> Builder {
+fn dies_quietly(tag: &str) -> TransportBuilder {
     peer(&["--discover", "die-quietly", "--log-start", tag])
 }
 
 /// Connects with the defaults but a shorter probe; returns the client and
 /// how long the connect took.
-async fn connect(builder: Builder) -> (Result<Client, stdio_mcp::Error>, Duration) {
+async fn connect(builder: TransportBuilder) -> (Result<Client, stdio_mcp::Error>, Duration) {
     let started = Instant::now();
     let client = Client::builder(builder)
         .probe_timeout(PROBE)

@@ -9,15 +9,16 @@ use std::time::{Duration, Instant};
 use common::{peer, received, run};
 use serde_json::{json, Value};
 use stdio_mcp::client::{CallOptions, Client, Era, LoggingLevel, Tool};
-use stdio_mcp::{Builder, Error};
+use stdio_mcp::ServerRequest;
+use stdio_mcp::{Error, TransportBuilder};
 
 const VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
-fn discover(mode: &str) -> Builder {
+fn discover(mode: &str) -> TransportBuilder {
     peer(&["--discover", mode])
 }
 
-async fn connect(builder: Builder, era: Era) -> Result<Client, Error> {
+async fn connect(builder: TransportBuilder, era: Era) -> Result<Client, Error> {
     Client::builder(builder)
         .era(era)
         .probe_timeout(Duration::from_millis(300))
@@ -268,13 +269,13 @@ fn results_that_are_not_complete_are_errors_that_say_so() {
 /// A modern server asking for input, with the client's async handlers.
 async fn with_handlers() -> Client {
     Client::builder(discover("modern"))
-        .on_elicitation(|r| async move {
+        .on_elicitation(|r: ServerRequest| async move {
             Ok(json!({ "action": "accept", "content": { "asked": r.params.unwrap()["message"] } }))
         })
-        .on_sampling(|_| async {
+        .on_sampling(|_: ServerRequest| async {
             Ok(json!({ "role": "assistant", "content": { "type": "text", "text": "Paris" }, "model": "m" }))
         })
-        .on_roots_list(|_| async { Ok(json!({ "roots": [{ "uri": "file:///srv" }] })) })
+        .on_roots_list(|_: ServerRequest| async { Ok(json!({ "roots": [{ "uri": "file:///srv" }] })) })
         .connect()
         .await
         .unwrap()

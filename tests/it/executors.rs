@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use common::{cancels, peer, received, within};
 use serde_json::json;
-use stdio_mcp::{Builder, RequestOptions, Transport};
+use stdio_mcp::{RequestOptions, Transport, TransportBuilder};
 
 /// Request/response, notifications, cancel by drop, timeout, close, and exit.
-async fn core_scenarios(spawn: impl Fn(Builder) -> Transport) {
+async fn core_scenarios(spawn: impl Fn(TransportBuilder) -> Transport) {
     within(20, async {
         let notes = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&notes);
@@ -74,7 +74,7 @@ async fn core_scenarios(spawn: impl Fn(Builder) -> Transport) {
     .await;
 }
 
-fn on_background(builder: Builder) -> Transport {
+fn on_background(builder: TransportBuilder) -> Transport {
     builder.spawn().unwrap()
 }
 

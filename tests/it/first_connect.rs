@@ -55,7 +55,7 @@ fn probes(read: &Scratch) -> usize {
         .count()
 }
 
-async fn timed_connect(builder: stdio_mcp::Builder, era: Era) -> (Client, Duration) {
+async fn timed_connect(builder: stdio_mcp::TransportBuilder, era: Era) -> (Client, Duration) {
     let started = Instant::now();
     let client = Client::builder(builder).era(era).connect().await.unwrap();
     (client, started.elapsed())

@@ -12,9 +12,9 @@ use common::{cancels, peer, received, run, within};
 use serde_json::{json, Value};
 use stdio_mcp::client::{CallOptions, Client, ClientBuilder, ClientState, Era, RestartPolicy};
 use stdio_mcp::config::Config;
-use stdio_mcp::{Builder, Error, ErrorKind};
+use stdio_mcp::{Error, ErrorKind, TransportBuilder};
 
-fn modern() -> Builder {
+fn modern() -> TransportBuilder {
     peer(&["--discover", "modern"])
 }
 

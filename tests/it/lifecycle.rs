@@ -9,7 +9,7 @@ use common::{eventually, peer, process_exists, process_state, run, PEER};
 use serde_json::json;
 use stdio_mcp::{Error, Transport};
 
-fn start_error(builder: stdio_mcp::Builder) -> Error {
+fn start_error(builder: stdio_mcp::TransportBuilder) -> Error {
     builder.spawn().map(drop).expect_err("the start must fail")
 }
 

@@ -29,3 +29,4 @@ mod platform;
 mod requests;
 mod restart;
 mod tasks;
+mod typed_handlers;

@@ -525,7 +525,7 @@ fn public_types_are_send_sync_and_debug() {
     send_static::<stdio_mcp::PendingRequest>();
     send_static::<stdio_mcp::Driver>();
     send_static::<stdio_mcp::Close>();
-    send_static::<stdio_mcp::Builder>();
+    send_static::<stdio_mcp::TransportBuilder>();
 }
 
 /// Linux: a child's stdin pipe that is found full grows (once, to 256 KiB) so a

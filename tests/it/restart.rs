@@ -17,7 +17,7 @@ use stdio_mcp::client::{
     CallOptions, Client, ClientBuilder, Era, ListenFilter, LoggingLevel, Progress, RestartInfo,
     RestartPolicy, RESTARTED,
 };
-use stdio_mcp::{Builder, Error};
+use stdio_mcp::{Error, TransportBuilder};
 
 /// Restarts at once (1 ms backoff), many allowed.
 fn quick() -> RestartPolicy {
@@ -39,7 +39,7 @@ async fn restarting(flags: &[&str], era: Era) -> Client {
 
 /// A builder that records every `RestartInfo` it is told.
 fn recorded(
-    builder: Builder,
+    builder: TransportBuilder,
     policy: RestartPolicy,
 ) -> (ClientBuilder, Arc<Mutex<Vec<RestartInfo>>>) {
     let infos = Arc::new(Mutex::new(Vec::new()));

@@ -14,6 +14,7 @@ use stdio_mcp::client::{
     CallOptions, Client, ClientBuilder, ElicitResult, Era, TaskStatus, TaskSupport,
 };
 use stdio_mcp::ErrorKind;
+use stdio_mcp::ServerRequest;
 
 /// A client builder of the tasks peer in `era`.
 fn tasks_peer(era: Era) -> ClientBuilder {
@@ -27,7 +28,7 @@ fn tasks_peer(era: Era) -> ClientBuilder {
 /// A client of the tasks peer in `era`, whose elicitations are answered "Ada".
 async fn connect(era: Era) -> Client {
     tasks_peer(era)
-        .on_elicitation(|_request| async {
+        .on_elicitation(|_request: ServerRequest| async {
             Ok(ElicitResult::accept(json!({"name": "Ada"})).into())
         })
         .connect()
@@ -307,7 +308,7 @@ fn a_call_whose_question_is_never_answered_still_ends_at_its_limit() {
         for era in ERAS {
             // A person who never answers.
             let client = tasks_peer(era)
-                .on_elicitation(|_request| futures::future::pending())
+                .on_elicitation(|_request: ServerRequest| futures::future::pending())
                 .connect()
                 .await
                 .unwrap();
@@ -448,7 +449,9 @@ fn a_task_outlives_the_transports_limit_on_each_request() {
         // Each request 300 ms at most; the task's result comes after 800 ms.
         let client = Client::builder(peer(&["--tasks"]).timeout(Duration::from_millis(300)))
             .era(Era::Legacy)
-            .on_elicitation(|_| async { Ok(ElicitResult::accept(json!({"name": "Ada"})).into()) })
+            .on_elicitation(|_: ServerRequest| async {
+                Ok(ElicitResult::accept(json!({"name": "Ada"})).into())
+            })
             .connect()
             .await
             .unwrap();
@@ -486,7 +489,9 @@ fn a_task_question_accepted_without_a_field_gets_the_schema_default() {
         for era in ERAS {
             // The peer's question gives `name` the default "Grace".
             let client = tasks_peer(era)
-                .on_elicitation(|_| async { Ok(ElicitResult::accept(json!({})).into()) })
+                .on_elicitation(|_: ServerRequest| async {
+                    Ok(ElicitResult::accept(json!({})).into())
+                })
                 .connect()
                 .await
                 .unwrap();
@@ -495,7 +500,9 @@ fn a_task_question_accepted_without_a_field_gets_the_schema_default() {
             client.close().await.unwrap();
             // Turned off, the answer leaves as the handler wrote it.
             let client = tasks_peer(era)
-                .on_elicitation(|_| async { Ok(ElicitResult::accept(json!({})).into()) })
+                .on_elicitation(|_: ServerRequest| async {
+                    Ok(ElicitResult::accept(json!({})).into())
+                })
                 .elicitation_defaults(false)
                 .connect()
                 .await
