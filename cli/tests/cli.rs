@@ -219,7 +219,6 @@ fn an_ad_hoc_server_after_the_double_dash() {
     assert_eq!(r.stdout, "memo://p read from p\n", "{r:?}");
 }
 
-#[cfg(unix)]
 /// `stdio-mcp call` of a task that never ends, returned once the task is
 /// polled (the peer logs every line it reads to `log`).
 fn a_running_task(s: &Scratch, log: &str) -> std::process::Child {
