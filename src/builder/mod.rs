@@ -1,5 +1,7 @@
 //! Configuring and starting an MCP server child process.
 
+mod from_command;
+
 use std::any::Any;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -550,38 +552,6 @@ fn start_error(program: &str, resolved: &Path, cwd: Option<&Path>, e: &io::Error
     Error::Start {
         program: program.to_owned(),
         reason,
-    }
-}
-
-/// A command line as a transport builder: `Client::connect(["uvx", "mcp-server-time"])`.
-///
-/// # Examples
-///
-/// ```
-/// use stdio_mcp::TransportBuilder;
-///
-/// let builder = TransportBuilder::from(["uvx", "mcp-server-time"]);
-/// # let _ = builder;
-/// ```
-impl<S: AsRef<OsStr>, const N: usize> From<[S; N]> for TransportBuilder {
-    fn from(command: [S; N]) -> Self {
-        TransportBuilder::new(command)
-    }
-}
-
-/// A command line as a transport builder.
-///
-/// # Examples
-///
-/// ```
-/// use stdio_mcp::TransportBuilder;
-///
-/// let builder = TransportBuilder::from(vec!["npx".to_owned(), "-y".into(), "server".into()]);
-/// # let _ = builder;
-/// ```
-impl<S: AsRef<OsStr>> From<Vec<S>> for TransportBuilder {
-    fn from(command: Vec<S>) -> Self {
-        TransportBuilder::new(command)
     }
 }
 

@@ -405,10 +405,7 @@ impl CreateMessageResult {
         data: impl Into<String>,
         mime_type: impl Into<String>,
     ) -> Self {
-        Self::content(
-            model,
-            json!({ "type": "image", "data": data.into(), "mimeType": mime_type.into() }),
-        )
+        Self::content(model, media("image", data.into(), mime_type.into()))
     }
 
     /// Audio the model `model` made: `data` in base64, of `mime_type`.
@@ -424,10 +421,7 @@ impl CreateMessageResult {
         data: impl Into<String>,
         mime_type: impl Into<String>,
     ) -> Self {
-        Self::content(
-            model,
-            json!({ "type": "audio", "data": data.into(), "mimeType": mime_type.into() }),
-        )
+        Self::content(model, media("audio", data.into(), mime_type.into()))
     }
 
     /// The model `model` asks to use tool `name` with `input` (the call's id
@@ -492,6 +486,11 @@ impl CreateMessageResult {
         self.stop_reason = Some(reason.into());
         self
     }
+}
+
+/// A content block of base64 `data` of `mime_type`: an image or audio.
+fn media(kind: &str, data: String, mime_type: String) -> Value {
+    json!({ "type": kind, "data": data, "mimeType": mime_type })
 }
 
 impl From<CreateMessageResult> for Value {

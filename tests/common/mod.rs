@@ -225,3 +225,17 @@ pub fn installed(relative: &str, test: &str) -> Option<TransportBuilder> {
     let _ = writeln!(std::io::stderr(), "{message}");
     None
 }
+
+/// What the client answered when the peer asked it `method` with `params`
+/// (the peer's `test/ask`): `{"result": ..}` or `{"error": ..}`.
+pub async fn answer_to(client: &stdio_mcp::client::Client, method: &str, params: Value) -> Value {
+    let asked = client
+        .request(
+            "test/ask",
+            Some(serde_json::json!({"method": method, "params": params})),
+            stdio_mcp::client::CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    asked["answer"].clone()
+}

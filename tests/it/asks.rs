@@ -4,8 +4,8 @@
 
 use crate::common;
 
-use common::{peer, received, run};
-use serde_json::{json, Value};
+use common::{answer_to, peer, received, run};
+use serde_json::json;
 use stdio_mcp::client::{
     CallOptions, Client, ClientBuilder, CreateMessageRequest, CreateMessageResult, ElicitRequest,
     ElicitResult, Era,
@@ -46,19 +46,6 @@ fn typed(server: TransportBuilder) -> ClientBuilder {
         .sampling_tools(true)
 }
 
-/// What the client answered when the peer asked `method` with `params`.
-async fn answer(client: &Client, method: &str, params: Value) -> Value {
-    let asked = client
-        .request(
-            "test/ask",
-            Some(json!({"method": method, "params": params})),
-            CallOptions::new(),
-        )
-        .await
-        .unwrap();
-    asked["answer"].clone()
-}
-
 #[test]
 fn typed_requests_are_answered_through_the_builders() {
     run(15, async {
@@ -68,7 +55,7 @@ fn typed_requests_are_answered_through_the_builders() {
             "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
         });
         assert_eq!(
-            answer(&client, "elicitation/create", form).await["result"],
+            answer_to(&client, "elicitation/create", form).await["result"],
             json!({"action": "accept", "content": {"heard": "Who are you?", "fields": 1}})
         );
         let url = json!({
@@ -76,12 +63,12 @@ fn typed_requests_are_answered_through_the_builders() {
             "elicitationId": "e-1"
         });
         assert_eq!(
-            answer(&client, "elicitation/create", url).await["result"],
+            answer_to(&client, "elicitation/create", url).await["result"],
             json!({"action": "accept"})
         );
         // Params that are no elicitation get -32602 back, from the typed view.
         let broken = json!({"mode": "url", "message": "no url"});
-        let refused = answer(&client, "elicitation/create", broken).await;
+        let refused = answer_to(&client, "elicitation/create", broken).await;
         assert_eq!(refused["error"]["code"], -32602);
         assert!(refused["error"]["message"]
             .as_str()
@@ -92,7 +79,7 @@ fn typed_requests_are_answered_through_the_builders() {
             "maxTokens": 64
         });
         assert_eq!(
-            answer(&client, "sampling/createMessage", sampling).await["result"],
+            answer_to(&client, "sampling/createMessage", sampling).await["result"],
             json!({
                 "role": "assistant",
                 "content": {"type": "text", "text": "64 tokens for \"hello\""},
@@ -195,7 +182,7 @@ fn an_accepted_form_gets_the_schema_defaults_in_both_eras_unless_turned_off() {
         let filled = json!({ "name": "Ada", "age": 7, "ratio": 0.5, "tier": "pro", "ok": false });
         // Legacy: the server's elicitation/create request.
         let legacy = client(peer(&[]), true).await.unwrap();
-        let answered = answer(&legacy, "elicitation/create", form.clone()).await;
+        let answered = answer_to(&legacy, "elicitation/create", form.clone()).await;
         assert_eq!(answered["result"]["content"], filled);
         legacy.close().await.unwrap();
         // Modern: an input request of a multi round-trip call.
@@ -212,7 +199,7 @@ fn an_accepted_form_gets_the_schema_defaults_in_both_eras_unless_turned_off() {
         modern.close().await.unwrap();
         // Turned off: as the handler wrote it. A decline is never filled in.
         let off = client(peer(&[]), false).await.unwrap();
-        let answered = answer(&off, "elicitation/create", form.clone()).await;
+        let answered = answer_to(&off, "elicitation/create", form.clone()).await;
         assert_eq!(answered["result"]["content"], json!({"age": 7}));
         off.close().await.unwrap();
         let declining = Client::builder(peer(&[]))
@@ -220,7 +207,7 @@ fn an_accepted_form_gets_the_schema_defaults_in_both_eras_unless_turned_off() {
             .connect()
             .await
             .unwrap();
-        let answered = answer(&declining, "elicitation/create", form).await;
+        let answered = answer_to(&declining, "elicitation/create", form).await;
         assert_eq!(answered["result"], json!({"action": "decline"}));
         declining.close().await.unwrap();
     });

@@ -9,26 +9,13 @@ use crate::common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{received, run};
-use serde_json::{json, Value};
+use common::{answer_to, received, run};
+use serde_json::json;
 use stdio_mcp::client::{
     CallOptions, Client, CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult,
     Era, ListRootsRequest, Root,
 };
 use stdio_mcp::RpcError;
-
-/// What the client answered when the peer asked `method` with `params`.
-async fn answer(client: &Client, method: &str, params: Value) -> Value {
-    let asked = client
-        .request(
-            "test/ask",
-            Some(json!({"method": method, "params": params})),
-            CallOptions::new(),
-        )
-        .await
-        .unwrap();
-    asked["answer"].clone()
-}
 
 /// A client of the peer (started from its command, in one step) whose
 /// handlers take the typed forms; `calls` counts the elicitation handler's calls.
@@ -84,22 +71,22 @@ fn typed_handlers_take_typed_requests_and_give_typed_answers() {
                 "name": {"type": "string", "default": "Ada"}, "age": {"type": "integer"}}}
         });
         assert_eq!(
-            answer(&client, "elicitation/create", form).await["result"],
+            answer_to(&client, "elicitation/create", form).await["result"],
             json!({"action": "accept", "content": {"age": 7, "name": "Ada"}})
         );
         let sampling = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Draw"}}], "maxTokens": 5});
         assert_eq!(
-            answer(&client, "sampling/createMessage", sampling).await["result"],
+            answer_to(&client, "sampling/createMessage", sampling).await["result"],
             json!({"role": "assistant", "model": "test-model", "stopReason": "endTurn",
                    "content": {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}})
         );
         let refused = json!({"messages": [], "maxTokens": 0});
         assert_eq!(
-            answer(&client, "sampling/createMessage", refused).await["error"]["message"],
+            answer_to(&client, "sampling/createMessage", refused).await["error"]["message"],
             "no tokens"
         );
         assert_eq!(
-            answer(&client, "roots/list", json!({})).await["result"],
+            answer_to(&client, "roots/list", json!({})).await["result"],
             json!({"roots": [{"uri": "file:///srv", "name": "srv"}]})
         );
         client.close().await.unwrap();
@@ -112,7 +99,7 @@ fn a_request_the_typed_form_cannot_read_never_reaches_the_handler() {
         let calls = Arc::new(AtomicUsize::new(0));
         let client = typed_client(&[], Era::Legacy, Arc::clone(&calls)).await;
         let no_schema = json!({"message": "Who are you?"});
-        let error = answer(&client, "elicitation/create", no_schema).await["error"].clone();
+        let error = answer_to(&client, "elicitation/create", no_schema).await["error"].clone();
         assert_eq!(error["code"], -32602, "{error}");
         assert!(
             error["message"]
@@ -137,13 +124,13 @@ fn a_typed_handler_that_panics_is_answered_internal_error_and_the_client_serves_
         let client = typed_client(&[], Era::Legacy, Arc::clone(&calls)).await;
         let form =
             json!({"message": "panic", "requestedSchema": {"type": "object", "properties": {}}});
-        let error = answer(&client, "elicitation/create", form).await["error"].clone();
+        let error = answer_to(&client, "elicitation/create", form).await["error"].clone();
         assert_eq!(error["code"], -32603, "{error}");
         // Still serving: the next question is answered.
         let form =
             json!({"message": "again", "requestedSchema": {"type": "object", "properties": {}}});
         assert_eq!(
-            answer(&client, "elicitation/create", form).await["result"]["action"],
+            answer_to(&client, "elicitation/create", form).await["result"]["action"],
             "accept"
         );
         assert_eq!(
@@ -193,7 +180,7 @@ async fn typed_handlers_under_tokio() {
         let calls = Arc::new(AtomicUsize::new(0));
         let client = typed_client(&[], Era::Legacy, calls).await;
         assert_eq!(
-            answer(&client, "roots/list", json!({})).await["result"]["roots"][0]["uri"],
+            answer_to(&client, "roots/list", json!({})).await["result"]["roots"][0]["uri"],
             "file:///srv"
         );
         client.close().await.unwrap();
