@@ -32,6 +32,7 @@ mod client;
 mod connect;
 mod era;
 mod handlers;
+mod hints;
 mod inbound;
 mod life;
 mod limits;
@@ -67,6 +68,7 @@ pub use era::{
     LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS,
 };
 pub use handlers::{IntoHandler, ServerRequestHandler, TypedForm, WireForm};
+pub use hints::ToolHints;
 pub use life::ClientState;
 pub use listing::{ListItem, Listing};
 pub use offers::{

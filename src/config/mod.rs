@@ -59,6 +59,7 @@ mod trust;
 mod warning;
 
 pub use error::ConfigError;
+pub(crate) use fingerprint::sha256;
 pub use fingerprint::LaunchFingerprint;
 pub use trust::{TrustError, TrustState, TrustStore};
 pub use warning::ConfigWarning;

@@ -29,4 +29,5 @@ mod platform;
 mod requests;
 mod restart;
 mod tasks;
+mod tool_hints;
 mod typed_handlers;
