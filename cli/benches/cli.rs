@@ -80,6 +80,9 @@ fn main() {
         command
     };
 
+    // One block: the median of a quarter of the runs of `args`.
+    let block = |args: &[&str]| median((0..RUNS / 4).map(|_| timed(&mut cli(args))).collect());
+
     timed(&mut cli(&["tools", "demo"])); // warms the cache
     let before = std::fs::read_to_string(&starts).unwrap().lines().count();
     let warm: Vec<f64> = (0..RUNS)
@@ -95,17 +98,7 @@ fn main() {
     let mut ratios = Vec::new();
     let (mut cli_times, mut quick_times) = (Vec::new(), Vec::new());
     for _ in 0..BLOCKS {
-        let c: Vec<f64> = (0..RUNS / 4)
-            .map(|_| {
-                timed(&mut cli(&[
-                    "--no-daemon",
-                    "call",
-                    "demo",
-                    "echo",
-                    "message=hi",
-                ]))
-            })
-            .collect();
+        let c = block(&["--no-daemon", "call", "demo", "echo", "message=hi"]);
         let q: Vec<f64> = (0..RUNS / 4)
             .map(|_| {
                 timed(Command::new(&quickstart).args([
@@ -116,7 +109,7 @@ fn main() {
                 ]))
             })
             .collect();
-        let (c, q) = (median(c), median(q));
+        let q = median(q);
         cli_times.push(c);
         quick_times.push(q);
         ratios.push(c / q);
@@ -133,24 +126,14 @@ fn main() {
     timed(&mut cli(&["call", "demo", "echo", "message=warm"])); // starts the server
     let (mut through, mut direct) = (Vec::new(), Vec::new());
     for _ in 0..BLOCKS {
-        through.push(median(
-            (0..RUNS / 4)
-                .map(|_| timed(&mut cli(&["call", "demo", "echo", "message=hi"])))
-                .collect(),
-        ));
-        direct.push(median(
-            (0..RUNS / 4)
-                .map(|_| {
-                    timed(&mut cli(&[
-                        "--no-daemon",
-                        "call",
-                        "demo",
-                        "echo",
-                        "message=hi",
-                    ]))
-                })
-                .collect(),
-        ));
+        through.push(block(&["call", "demo", "echo", "message=hi"]));
+        direct.push(block(&[
+            "--no-daemon",
+            "call",
+            "demo",
+            "echo",
+            "message=hi",
+        ]));
     }
     timed(&mut cli(&["daemon", "stop"]));
     println!(
