@@ -156,6 +156,16 @@ pub enum Error {
         /// The server's status message, if it gave one.
         message: Option<String>,
     },
+    /// A tool call the client refused before writing it: the host's approval
+    /// hook said no ([`ClientBuilder::approve_calls`](crate::client::ClientBuilder::approve_calls)),
+    /// or the tool's definition is new or changed and awaits
+    /// [`accept_tool_changes`](crate::client::Client::accept_tool_changes).
+    Denied {
+        /// The tool's name on the wire.
+        tool: String,
+        /// Why: the hook's reason, or what awaits acceptance.
+        reason: String,
+    },
 }
 
 /// What a connect that timed out knows: what got no answer, how long it
@@ -234,6 +244,9 @@ pub enum ErrorKind {
     Tool,
     /// A task ended cancelled.
     Cancelled,
+    /// A tool call refused before it was written: by the host's approval
+    /// hook, or because the tool's definition awaits acceptance.
+    Denied,
 }
 
 impl Error {
@@ -270,6 +283,7 @@ impl Error {
             Error::Config(_) => ErrorKind::Config,
             Error::Tool(_) => ErrorKind::Tool,
             Error::Cancelled { .. } => ErrorKind::Cancelled,
+            Error::Denied { .. } => ErrorKind::Denied,
         }
     }
 
@@ -425,6 +439,9 @@ impl fmt::Display for Error {
                     Some(message) => write!(f, ": {message}"),
                     None => Ok(()),
                 }
+            }
+            Error::Denied { tool, reason } => {
+                write!(f, "MCP tool call {tool} was not sent: {reason}")
             }
             Error::ConnectTimeout(diagnosis) => {
                 let ConnectDiagnosis {

@@ -12,8 +12,9 @@ use crate::message::Notification;
 
 use super::client::Client;
 use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
+use super::guard::Guard;
 use super::handlers::InputHandlers;
-use super::inbound::ToolsChanged;
+use super::inbound::ToolsStale;
 use super::origin;
 use super::restart::{RestartHook, RestartInfo, RestartPolicy, SpawnHook};
 use super::types::{Extra, Implementation};
@@ -47,8 +48,10 @@ pub struct ClientBuilder {
     pub(super) on_restart: Option<RestartHook>,
     pub(super) request_timeout: Option<Duration>,
     pub(super) name: Option<String>,
-    /// Told when the server's tools may have changed (a group's catalog).
-    pub(super) tools_changed: Option<ToolsChanged>,
+    /// Told when the server's tools may have changed (a group lists them again).
+    pub(super) tools_stale: Option<ToolsStale>,
+    /// Approval, trust, tool changes.
+    pub(super) guard: Guard,
     /// How long the whole connect may take, and what sets that limit (a
     /// group's start limit); the connect then says what it waited for.
     pub(super) start_limit: Option<(Duration, &'static str)>,
@@ -72,6 +75,10 @@ impl ClientBuilder {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub fn new(transport: TransportBuilder) -> Self {
+        let guard = Guard {
+            trusted: crate::config::configured_trust(&transport),
+            ..Guard::default()
+        };
         ClientBuilder {
             transport,
             client_info: Implementation {
@@ -88,7 +95,8 @@ impl ClientBuilder {
             on_restart: None,
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             name: None,
-            tools_changed: None,
+            tools_stale: None,
+            guard,
             start_limit: None,
             on_spawn: None,
             #[cfg(feature = "validate")]
@@ -111,9 +119,9 @@ impl ClientBuilder {
     }
 
     /// Calls `hook` after each tools `list_changed` of the server and after
-    /// each restart (a group refreshes its catalog and tells its host).
-    pub(crate) fn on_tools_changed(mut self, hook: ToolsChanged) -> Self {
-        self.tools_changed = Some(hook);
+    /// each restart (a group lists the tools again, to tell its host).
+    pub(crate) fn on_tools_stale(mut self, hook: ToolsStale) -> Self {
+        self.tools_stale = Some(hook);
         self
     }
 

@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::transport::{Close, Transport};
 
 use super::era::Era;
+use super::guard::Guard;
 use super::handlers::InputHandlers;
 use super::inbound::Inbound;
 use super::life::{ClientState, Life};
@@ -24,6 +25,7 @@ use super::request::{CallOptions, Caller};
 use super::session::Session;
 use super::subscription::Subscription;
 use super::tool_cache::ToolCache;
+use super::tool_ledger::ToolLedger;
 use super::types::{Implementation, ServerCapabilities};
 use super::wire::{decode, explain_missing_capability, Protocol, META_LOG_LEVEL};
 
@@ -62,9 +64,13 @@ pub(super) struct Connected {
     /// The limit of a call that has none of its own or from the transport.
     request_timeout: Option<Duration>,
     /// The server's name in errors: its config name, else its program.
-    name: String,
+    pub(super) name: String,
     /// The tool list `tools()` serves.
     pub(super) tools: ToolCache,
+    /// Approval, trust, who hears of tool changes.
+    pub(super) guard: Guard,
+    /// The listings noted for tool changes, and what is held back.
+    pub(super) ledger: ToolLedger,
     /// The listen for a modern server's tools `list_changed`: `None` until
     /// the first `tools()`, then the stream if the server took it.
     pub(super) tool_watch: futures::lock::Mutex<Option<Option<Subscription>>>,
@@ -81,7 +87,10 @@ impl Client {
         inbound: Arc<Inbound>,
         request_timeout: Option<Duration>,
         name: String,
+        mut guard: Guard,
     ) -> Self {
+        let tracking = guard.on_changed.is_some() || guard.on_listed.is_some();
+        let ledger = ToolLedger::new(tracking, guard.hold, guard.baseline.take());
         Client {
             inner: Arc::new(Connected {
                 life,
@@ -92,6 +101,8 @@ impl Client {
                 request_timeout,
                 name,
                 tools: ToolCache::default(),
+                guard,
+                ledger,
                 tool_watch: futures::lock::Mutex::new(None),
                 #[cfg(feature = "validate")]
                 checks: super::validation::Checks::default(),

@@ -45,7 +45,8 @@ impl ClientBuilder {
             on_restart,
             request_timeout,
             name: _,
-            tools_changed,
+            tools_stale,
+            guard,
             start_limit,
             on_spawn,
             #[cfg(feature = "validate")]
@@ -58,7 +59,7 @@ impl ClientBuilder {
         let noise = Noise::default();
         let other = transport.handlers.request.take();
         transport.handlers.request = Some(noise.watch_requests(inputs.clone().into_handler(other)));
-        let inbound = Arc::new(Inbound::new(tools_changed));
+        let inbound = Arc::new(Inbound::new(tools_stale));
         let user_notifications = transport.handlers.notification.take();
         transport.handlers.notification =
             Some(noise.watch_notifications(Arc::clone(&inbound).into_handler(user_notifications)));
@@ -251,6 +252,7 @@ impl ClientBuilder {
             inbound,
             request_timeout,
             name.to_owned(),
+            guard,
         );
         #[cfg(feature = "validate")]
         let client = client.with_checks(checks);

@@ -40,7 +40,43 @@ pub struct ToolHints {
     pub open_world: bool,
 }
 
+/// The specification's defaults, what a tool without annotations gets:
+/// not read-only, destructive, not idempotent, open-world.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::client::ToolHints;
+///
+/// let assumed = ToolHints::default();
+/// assert!(!assumed.read_only && assumed.destructive && !assumed.idempotent && assumed.open_world);
+/// ```
+impl Default for ToolHints {
+    fn default() -> Self {
+        ToolHints {
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+            open_world: true,
+        }
+    }
+}
+
 impl Tool {
+    /// A definition with only a name: what stands for a tool its server
+    /// did not list.
+    pub(crate) fn named(name: &str) -> Tool {
+        Tool {
+            name: name.to_owned(),
+            title: None,
+            description: None,
+            input_schema: Value::Null,
+            output_schema: None,
+            annotations: None,
+            extra: super::types::Extra::new(),
+        }
+    }
+
     /// The tool's annotations with the specification's defaults (see [`ToolHints`]).
     ///
     /// # Examples
@@ -67,12 +103,13 @@ impl Tool {
                 .and_then(Value::as_bool)
                 .unwrap_or(default)
         };
-        let read_only = hint("readOnlyHint", false);
+        let assumed = ToolHints::default();
+        let read_only = hint("readOnlyHint", assumed.read_only);
         ToolHints {
             read_only,
-            destructive: !read_only && hint("destructiveHint", true),
-            idempotent: read_only || hint("idempotentHint", false),
-            open_world: hint("openWorldHint", true),
+            destructive: !read_only && hint("destructiveHint", assumed.destructive),
+            idempotent: read_only || hint("idempotentHint", assumed.idempotent),
+            open_world: hint("openWorldHint", assumed.open_world),
         }
     }
 

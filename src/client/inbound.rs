@@ -30,7 +30,7 @@ pub(crate) struct Inbound {
     /// compares it with the count it listed at).
     tool_changes: AtomicU64,
     /// Told of each change of the tools (a group's catalog).
-    tools_changed: Option<ToolsChanged>,
+    tools_stale: Option<ToolsStale>,
     /// The latest status notification of each task followed, and who waits.
     tasks: Mutex<HashMap<String, TaskNews>>,
 }
@@ -43,19 +43,19 @@ struct TaskNews {
 }
 
 /// A hook told that a server's tools may have changed.
-pub(crate) type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
+pub(crate) type ToolsStale = Arc<dyn Fn() + Send + Sync>;
 
 impl Inbound {
-    pub(crate) fn new(tools_changed: Option<ToolsChanged>) -> Self {
+    pub(crate) fn new(tools_stale: Option<ToolsStale>) -> Self {
         Inbound {
-            tools_changed,
+            tools_stale,
             ..Inbound::default()
         }
     }
 
     /// Tells the hook, if any, that the tools may have changed.
-    pub(crate) fn tools_changed(&self) {
-        if let Some(hook) = &self.tools_changed {
+    pub(crate) fn tools_stale(&self) {
+        if let Some(hook) = &self.tools_stale {
             hook();
         }
     }
@@ -162,7 +162,7 @@ impl Inbound {
             }
             if notification.method == "notifications/tools/list_changed" {
                 self.tool_changes.fetch_add(1, Ordering::Release);
-                self.tools_changed();
+                self.tools_stale();
             }
             self.listeners.deliver(notification);
             if let Some(user) = &mut user {

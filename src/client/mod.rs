@@ -24,6 +24,7 @@
 // (origin); then the public client, one topic a file: the handle (client),
 // the MCP methods (methods), tools (tools), tasks (tasks), change
 // notifications (listen), and the builder (builder, with Client::connect).
+mod approval;
 mod asks;
 mod builder;
 // The handle's file, as the layout in docs/design.md names it.
@@ -31,6 +32,7 @@ mod builder;
 mod client;
 mod connect;
 mod era;
+mod guard;
 mod handlers;
 mod hints;
 mod inbound;
@@ -52,12 +54,16 @@ mod subscription;
 mod task_status;
 mod tasks;
 mod tool_cache;
+mod tool_changes;
+mod tool_ledger;
 mod tools;
 mod types;
 #[cfg(feature = "validate")]
 mod validation;
 mod wire;
 
+pub(crate) use approval::{approve_hook, ApproveHook};
+pub use approval::{Approval, ToolCall};
 pub use asks::{
     CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, SamplingMessage,
 };
@@ -80,6 +86,8 @@ pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
 pub use roots::{ListRootsRequest, Root};
 pub use subscription::{ListenFilter, Subscription};
 pub use task_status::{TaskStatus, TaskSupport};
+pub(crate) use tool_changes::compare as compare_tools;
+pub use tool_changes::{ToolChange, ToolChanges};
 pub use types::{
     CallToolResult, Content, Extra, Implementation, LoggingLevel, Progress, ResourceContents,
     ServerCapabilities, Tool,

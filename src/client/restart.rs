@@ -376,7 +376,7 @@ pub(crate) async fn supervise(handoff: oneshot::Receiver<Handoff>) {
             }
         };
         // The new process may offer other tools than the last.
-        inbound.tools_changed();
+        inbound.tools_stale();
         let confirming = restarter.session.confirm(subscribed);
         let ((), driver) = driver.run_until(confirming).await;
         drop(transport);

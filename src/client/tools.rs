@@ -55,11 +55,11 @@ impl Client {
     /// ```
     pub async fn tools(&self) -> Result<Vec<Tool>, Error> {
         let tools = self.cached_tools().await;
-        self.named(tools.map(|tools| tools.to_vec()))
+        self.named(tools.map(|tools| self.visible(tools).to_vec()))
     }
 
-    /// Whether the server's fresh tool list has `name` (read from the cache,
-    /// no copy).
+    /// Whether the server's fresh tool list has `name`, held back or not
+    /// (read from the cache, no copy).
     pub(crate) async fn offers_tool(&self, name: &str) -> Result<bool, Error> {
         let tools = self.named(self.cached_tools().await)?;
         Ok(tools.iter().any(|tool| tool.name == name))
@@ -78,6 +78,7 @@ impl Client {
                     self.inner
                         .tools
                         .store(&listing.items, listing.fresh_until, version);
+                    self.note_listing(&listing.items);
                     return Ok(listing.items.into());
                 }
             }
@@ -120,7 +121,9 @@ impl Client {
     }
 
     /// Every tool, across all pages, asked of the server now; the list
-    /// [`tools`](Self::tools) serves is refreshed with it.
+    /// [`tools`](Self::tools) serves is refreshed with it. Tools held back
+    /// ([`ClientBuilder::hold_tool_changes`](super::ClientBuilder::hold_tool_changes))
+    /// are left out.
     ///
     /// # Errors
     ///
@@ -142,7 +145,8 @@ impl Client {
         self.inner
             .tools
             .store(&listing.items, listing.fresh_until, version);
-        Ok(listing.items)
+        self.note_listing(&listing.items);
+        Ok(self.visible(listing.items.into()).to_vec())
     }
 
     /// Calls a tool. A tool that reports failure gives `Ok` with `is_error: true`.
@@ -262,16 +266,17 @@ impl Client {
             let checked = self.check_arguments(name, &arguments).await;
             self.named(checked)?;
         }
+        if !matches!(arguments, Value::Null | Value::Object(_)) {
+            return self.named(Err(Error::InvalidArguments(format!(
+                "the arguments of tool {name} must be a JSON object, not {}",
+                excerpt(&arguments)
+            ))));
+        }
+        self.named(self.vet(name, &arguments).await)?;
+        // No arguments: the key is left out.
         let mut params = match arguments {
-            // No arguments: the key is left out.
             Value::Null => json!({ "name": name }),
-            Value::Object(_) => json!({ "name": name, "arguments": arguments }),
-            other => {
-                return self.named(Err(Error::InvalidArguments(format!(
-                    "the arguments of tool {name} must be a JSON object, not {}",
-                    excerpt(&other)
-                ))))
-            }
+            arguments => json!({ "name": name, "arguments": arguments }),
         };
         let (as_task, on_task, limit) = options.take_task_part();
         // A task's progress outlives its `tools/call` request: the call
@@ -315,6 +320,17 @@ impl Client {
             self.named(checked)?;
         }
         Ok(result)
+    }
+
+    /// What stands before a call is written: a held tool is refused, then
+    /// the host's hook is asked. Both look at a fresh listing.
+    async fn vet(&self, name: &str, arguments: &Value) -> Result<(), Error> {
+        if self.inner.guard.hold {
+            // A change announced since the last listing is seen first.
+            let _ = self.cached_tools().await;
+            self.refuse_held(name)?;
+        }
+        self.approve(name, arguments).await
     }
 
     /// Whether a 2025-11-25 server takes tool calls as tasks

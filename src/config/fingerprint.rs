@@ -17,11 +17,13 @@ use super::ServerConfig;
 /// The canonical form is a JSON object written with sorted keys and no
 /// spaces, UTF-8: `{"args":[..],"command":"..","cwd":".."|null,
 /// "env":[["NAME","value"|null],..],"envFile":"sha256:.."|null,
-/// "sandbox":{..}|null}` — the arguments and environment changes in their
+/// "sandbox":{..}|null}`, and `"trust":true` when the entry says so — the arguments and environment changes in their
 /// order, `cwd` after substitution and resolution, `envFile` the digest of
 /// the file's content as read, `sandbox` the entry's `sandboxEnabled` and
 /// `sandbox` keys as written. The parts are `command`, `args`, `cwd`,
-/// `envFile`, `sandbox` and `env NAME` for each variable.
+/// `envFile`, `sandbox`, `trust` and `env NAME` for each variable. A
+/// repository that adds `"trust"` to an entry changes what its user let
+/// run: its tools' claims would be believed.
 ///
 /// # Examples
 ///
@@ -58,7 +60,7 @@ impl LaunchFingerprint {
     }
 
     /// What differs from `before`, sorted: `command`, `args`, `cwd`,
-    /// `envFile`, `sandbox`, `env NAME` (a variable added, removed or changed;
+    /// `envFile`, `sandbox`, `trust`, `env NAME` (a variable added, removed or changed;
     /// never its value). Empty when the two are the same.
     ///
     /// # Examples
@@ -179,7 +181,7 @@ impl ServerConfig {
     #[must_use]
     pub fn fingerprint(&self) -> LaunchFingerprint {
         let cwd = self.cwd.as_ref().map(|dir| dir.to_string_lossy());
-        let whole = json!({
+        let mut whole = json!({
             "command": self.command,
             "args": self.args,
             "cwd": cwd,
@@ -187,8 +189,13 @@ impl ServerConfig {
             "envFile": self.env_file_digest,
             "sandbox": self.sandbox_keys,
         });
+        // Present only when set, so that the fingerprints of entries without
+        // it stay what they were.
+        if self.trust {
+            whole["trust"] = Value::Bool(true);
+        }
         let mut parts = BTreeMap::new();
-        for part in ["command", "args", "cwd", "envFile", "sandbox"] {
+        for part in ["command", "args", "cwd", "envFile", "sandbox", "trust"] {
             if !whole[part].is_null() {
                 parts.insert(part.to_owned(), sha256(canonical(&whole[part]).as_bytes()));
             }

@@ -124,6 +124,10 @@ pub struct ServerConfig {
     /// unless [`Config::inherit_environment`] said so): see
     /// [`builder`](Self::builder).
     pub inherit_environment: bool,
+    /// `"trust": true`: the host believes what this server claims of its
+    /// tools ([`ClientBuilder::trusted`](crate::client::ClientBuilder::trusted));
+    /// `false` when absent.
+    pub trust: bool,
     /// The digest of `envFile`'s content as read, for the launch fingerprint.
     pub(crate) env_file_digest: Option<String>,
     /// The entry's `sandboxEnabled` and `sandbox` keys as written, likewise.
@@ -234,22 +238,31 @@ impl ServerConfig {
         }
         builder.attachment = Some(Arc::new(Configured {
             name: self.name.clone(),
+            trust: self.trust,
         }));
         builder
     }
 }
 
-/// What a builder made from a config entry carries: the entry's name, which
-/// a client calls the server by in its errors.
+/// What a builder made from a config entry carries for the client: the
+/// entry's name, which it calls the server by in its errors, and its trust.
 struct Configured {
     name: String,
+    trust: bool,
+}
+
+fn configured(builder: &TransportBuilder) -> Option<&Configured> {
+    builder.attachment.as_deref()?.downcast_ref::<Configured>()
 }
 
 /// The name of the config entry `builder` was made from, if it was.
 pub(crate) fn configured_name(builder: &TransportBuilder) -> Option<&str> {
-    let attached = builder.attachment.as_deref()?;
-    let configured = attached.downcast_ref::<Configured>()?;
-    Some(&configured.name)
+    Some(&configured(builder)?.name)
+}
+
+/// Whether the config entry `builder` was made from says `"trust": true`.
+pub(crate) fn configured_trust(builder: &TransportBuilder) -> bool {
+    configured(builder).is_some_and(|entry| entry.trust)
 }
 
 /// An entry that is not a stdio server, and why it was left aside.

@@ -173,6 +173,7 @@ fn parse_entry(
     };
     let include_tools = patterns("includeTools")?;
     let exclude_tools = patterns("excludeTools")?;
+    let trust = field("trust", "a boolean", Value::is_boolean)? == Some(&Value::Bool(true));
     let cwd = match string("cwd")? {
         Some(dir) => Some(place.resolve(&expand("cwd", dir)?)),
         None => None,
@@ -186,6 +187,7 @@ fn parse_entry(
         include_tools,
         exclude_tools: exclude_tools.unwrap_or_default(),
         inherit_environment: false,
+        trust,
         env_file_digest,
         sandbox_keys: sandbox_keys(entry),
     })))

@@ -6,7 +6,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 /// The keys of a server entry this crate reads.
-const READ: [&str; 9] = [
+const READ: [&str; 10] = [
     "type",
     "command",
     "args",
@@ -16,10 +16,11 @@ const READ: [&str; 9] = [
     "disabled",
     "includeTools",
     "excludeTools",
+    "trust",
 ];
 
 /// Keys other hosts give a server entry: not read here, and no mistake.
-const OTHER_HOSTS: [&str; 8] = [
+const OTHER_HOSTS: [&str; 7] = [
     "url",
     "headers",
     "timeout",
@@ -27,7 +28,6 @@ const OTHER_HOSTS: [&str; 8] = [
     "alwaysAllow",
     "description",
     "dev",
-    "trust",
 ];
 
 /// A key of a server entry that this crate does not know, so it ignores it:

@@ -1,13 +1,16 @@
 //! Describing a group before its servers start: each client's settings, the
-//! start limit, the naming, the catalog cache and the change hook.
+//! start limit, the naming, the catalog cache, the change hook, and what
+//! stands before each tool call.
 
 use std::fmt;
+use std::future::Future;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::builder::TransportBuilder;
-use crate::client::ClientBuilder;
+use crate::client::{approve_hook, Approval, ApproveHook, ClientBuilder, ToolCall, ToolChanges};
 use crate::config::Config;
 
 use super::cache::{self, CachedServer};
@@ -48,6 +51,8 @@ pub struct GroupBuilder {
     catalog_cache: Option<PathBuf>,
     on_tools_changed: Option<ToolsHook>,
     on_state_change: Option<StateHook>,
+    approve: Option<ApproveHook>,
+    hold: bool,
 }
 
 impl GroupBuilder {
@@ -64,6 +69,8 @@ impl GroupBuilder {
             catalog_cache: None,
             on_tools_changed: None,
             on_state_change: None,
+            approve: None,
+            hold: false,
         }
     }
 
@@ -282,38 +289,94 @@ impl GroupBuilder {
         self
     }
 
-    /// Calls `hook(server)` when that server's tools may have changed: its
-    /// tools `list_changed` (either era), its restart, or its lazy start
-    /// finding other tools than the cache had. The next
-    /// [`Group::tools`] lists them again. Called on the thread that reads
-    /// the server's messages: it should be quick and not block.
+    /// Calls `hook(server, changes)` when what a server adds to
+    /// [`Group::tools`] changes ([`ToolChanges`]): its tools `list_changed`
+    /// (either era) or its restart (the group lists its tools again to find
+    /// out, on its own thread), a lazy start finding other tools than the
+    /// catalog cache had, a server whose tools join the group after
+    /// `connect` (`added`) or leave it when it fails, stops or is removed by
+    /// a reload (`removed`). Tools that `includeTools` / `excludeTools` leave
+    /// out are never reported. It should be quick and not block.
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// use std::sync::atomic::{AtomicBool, Ordering};
-    /// use std::sync::Arc;
+    /// use stdio_mcp::client::ToolChanges;
     /// use stdio_mcp::config::Config;
     /// use stdio_mcp::group::Group;
     ///
-    /// let stale = Arc::new(AtomicBool::new(false));
-    /// let flag = Arc::clone(&stale);
     /// let group = Group::builder(Config::load(".mcp.json")?)
-    ///     .on_tools_changed(move |server| {
-    ///         eprintln!("{server} changed its tools");
-    ///         flag.store(true, Ordering::Relaxed);
+    ///     .on_tools_changed(|server: &str, changes: &ToolChanges| {
+    ///         for change in &changes.changed {
+    ///             eprintln!("{server}: {} changed its {}", change.after.name, change.fields.join(", "));
+    ///         }
     ///     })
     ///     .connect()
     ///     .await;
-    /// // Before a turn: read the tools again only when they changed.
-    /// if stale.swap(false, Ordering::Relaxed) {
-    ///     let _tools = group.tools().await;
-    /// }
-    /// # Ok::<(), Box<dyn std::error::Error>>(()) });
+    /// # let _ = group; Ok::<(), Box<dyn std::error::Error>>(()) });
     /// ```
-    pub fn on_tools_changed(mut self, hook: impl Fn(&str) + Send + Sync + 'static) -> Self {
+    pub fn on_tools_changed(
+        mut self,
+        hook: impl Fn(&str, &ToolChanges) + Send + Sync + 'static,
+    ) -> Self {
         self.on_tools_changed = Some(Arc::new(hook));
+        self
+    }
+
+    /// The approval hook of every server's tool calls
+    /// ([`ClientBuilder::approve_calls`]): called before each call the group
+    /// routes, with [`ToolCall::server`] the server's name in the config. A
+    /// server's own hook, set through [`client`](Self::client), replaces it.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Approval, ToolCall};
+    /// use stdio_mcp::config::Config;
+    /// use stdio_mcp::group::Group;
+    ///
+    /// let group = Group::builder(Config::load(".mcp.json")?)
+    ///     .approve_calls(|call: ToolCall| async move {
+    ///         match call.hints.destructive {
+    ///             false => Approval::Allow,
+    ///             true => Approval::Deny(format!("{} of {} may destroy data", call.tool.name, call.server)),
+    ///         }
+    ///     })
+    ///     .connect()
+    ///     .await;
+    /// # let _ = group; Ok::<(), Box<dyn std::error::Error>>(()) });
+    /// ```
+    pub fn approve_calls<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Approval> + Send + 'static,
+    {
+        self.approve = Some(approve_hook(hook));
+        self
+    }
+
+    /// Holds every server's tool changes until accepted
+    /// ([`ClientBuilder::hold_tool_changes`]): a tool new or changed since the
+    /// server's first listing — or since the definitions the catalog cache
+    /// accepted in an earlier run — is not in [`Group::tools`], and a call to
+    /// it fails [`ErrorKind::Denied`](crate::ErrorKind::Denied), until
+    /// [`Group::accept_tool_changes`]. Default `false`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let group = stdio_mcp::group::Group::builder(stdio_mcp::config::Config::load(".mcp.json")?)
+    ///     .catalog_cache("catalog.json")
+    ///     .hold_tool_changes(true)
+    ///     .connect()
+    ///     .await;
+    /// # let _ = group; Ok::<(), Box<dyn std::error::Error>>(()) });
+    /// ```
+    pub fn hold_tool_changes(mut self, hold: bool) -> Self {
+        self.hold = hold;
         self
     }
 
@@ -345,6 +408,8 @@ impl GroupBuilder {
             catalog_cache,
             on_tools_changed,
             on_state_change,
+            approve,
+            hold,
         } = self;
         let starter = Arc::new(Starter {
             customize,
@@ -352,6 +417,9 @@ impl GroupBuilder {
             start_timeout,
             on_tools_changed,
             on_state_change,
+            approve,
+            hold,
+            connected: AtomicBool::new(false),
         });
         let read = match &catalog_cache {
             Some(path) => Some(cache::read(path.clone()).await),
@@ -400,6 +468,7 @@ impl GroupBuilder {
         if group.inner.catalog_cache.is_some() {
             group.tools().await;
         }
+        group.inner.starter.connected.store(true, Ordering::Release);
         if let Some(limit) = idle_timeout {
             close_idle_servers(Arc::downgrade(&group.inner), limit);
         }

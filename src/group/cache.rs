@@ -29,8 +29,11 @@ pub(crate) struct CachedServer {
 }
 
 impl CachedServer {
-    /// What a running server's client knows, with the tools just listed.
-    pub(crate) fn of(client: &Client, fingerprint: &str, tools: Vec<Tool>) -> Self {
+    /// What a running server's client knows, with the tools just listed:
+    /// only the definitions accepted, when its changes are held (the cache
+    /// never takes a held one).
+    pub(crate) fn of(client: &Client, fingerprint: &str, listed: &[Tool]) -> Self {
+        let tools = client.accepted_tools().unwrap_or_else(|| listed.to_vec());
         CachedServer {
             fingerprint: fingerprint.to_owned(),
             era: client.era().to_string(),

@@ -16,7 +16,7 @@ use crate::error::Error;
 
 use super::cache::{self, Entries};
 use super::member::{Member, Reached};
-use super::naming::{glob, name_all, Conflicts};
+use super::naming::{name_all, Conflicts};
 use super::{lock, Group};
 
 /// A tool of a [`Group`]: its name in the group, its server, and the tool
@@ -59,6 +59,8 @@ pub struct GroupResource {
 #[derive(Default)]
 pub(crate) struct Catalog {
     tools: HashMap<String, (String, String)>,
+    /// Tools held back until accepted, named like the rest.
+    held_tools: HashMap<String, (String, String)>,
     prompts: HashMap<String, (String, String)>,
     /// URI → the first server (config order) that lists it.
     resources: HashMap<String, String>,
@@ -107,21 +109,19 @@ impl Group {
         let members = self.members();
         let lists = futures::future::join_all(members.iter().map(|m| m.tools(caching))).await;
         let mut entries = Entries::new();
-        let mut offered: Vec<(&Arc<Member>, Tool)> = Vec::new();
+        // Held tools are named with the rest, so that their names stay put
+        // and a call by one is refused as held, not as unknown.
+        let mut offered: Vec<(&Arc<Member>, Tool, bool)> = Vec::new();
         for (member, listed) in members.iter().zip(lists) {
-            let (tools, entry) = listed.unwrap_or_default();
-            if let Some(entry) = entry {
+            let Some(listed) = listed else { continue };
+            if let Some(entry) = listed.entry {
                 entries.insert(member.name().to_owned(), entry);
             }
-            let config = &member.config;
-            for tool in tools {
-                let included = config
-                    .include_tools
-                    .as_ref()
-                    .is_none_or(|patterns| patterns.iter().any(|p| glob(p, &tool.name)));
-                let excluded = config.exclude_tools.iter().any(|p| glob(p, &tool.name));
-                if included && !excluded {
-                    offered.push((member, tool));
+            let tools = listed.tools.into_iter().map(|tool| (tool, false));
+            let held = listed.held.into_iter().map(|tool| (tool, true));
+            for (tool, held) in tools.chain(held) {
+                if member.offers(&tool.name) {
+                    offered.push((member, tool, held));
                 }
             }
         }
@@ -130,14 +130,20 @@ impl Group {
         }
         let pairs: Vec<(&str, &str)> = offered
             .iter()
-            .map(|(m, t)| (m.name(), t.name.as_str()))
+            .map(|(m, t, _)| (m.name(), t.name.as_str()))
             .collect();
         let (names, conflicts) = name_all(self.inner.naming, &pairs);
         let mut routes = HashMap::new();
+        let mut held_routes = HashMap::new();
         let mut tools = Vec::with_capacity(offered.len());
-        for ((member, tool), name) in offered.into_iter().zip(names) {
+        for ((member, tool, held), name) in offered.into_iter().zip(names) {
             let Some(name) = name else { continue };
-            routes.insert(name.clone(), (member.name().to_owned(), tool.name.clone()));
+            let route = (member.name().to_owned(), tool.name.clone());
+            if held {
+                held_routes.insert(name, route);
+                continue;
+            }
+            routes.insert(name.clone(), route);
             tools.push(GroupTool {
                 name,
                 server: member.name().to_owned(),
@@ -146,6 +152,7 @@ impl Group {
         }
         let mut catalog = lock(&self.inner.catalog);
         catalog.tools = routes;
+        catalog.held_tools = held_routes;
         catalog.conflicts = conflicts;
         tools
     }
@@ -244,6 +251,16 @@ impl Group {
                 self.list(kind).await;
                 route = self.lookup(kind, name);
             }
+        }
+        let held = || lock(&self.inner.catalog).held_tools.get(name).cloned();
+        if let (None, Kind::Tool, Some((server, wire_name))) = (&route, kind, held()) {
+            // Refused by its client, which says why (new or changed); one
+            // accepted since the listing goes on.
+            let client = self.member(&server)?.running();
+            if let Some(Err(error)) = client.map(|c| c.refuse_held(&wire_name)) {
+                return Err(error.named(&server));
+            }
+            route = Some((server, wire_name));
         }
         let Some((server, wire_name)) = route else {
             let searched: Vec<String> =

@@ -14,13 +14,14 @@ use event_listener::Event;
 use futures::future::RemoteHandle;
 use futures::FutureExt;
 
-use crate::client::{Client, ClientState, Era, Tool};
+use crate::client::{Client, ClientState, Era, Tool, ToolChanges};
 use crate::config::ServerConfig;
 use crate::error::Error;
 use crate::transport::Transport;
 
 use super::cache::CachedServer;
 use super::lock;
+use super::naming::glob;
 use super::runtime;
 use super::start::Starter;
 use super::state::ServerState;
@@ -37,6 +38,16 @@ pub(crate) enum Started {
     },
     Failed(Error),
     Closed,
+}
+
+/// What a member adds to the group's tools ([`Member::tools`]).
+pub(crate) struct MemberTools {
+    /// Listed and callable.
+    pub(crate) tools: Vec<Tool>,
+    /// Held back until accepted: named, but refused.
+    pub(crate) held: Vec<Tool>,
+    /// What the catalog cache is to keep of it.
+    pub(crate) entry: Option<CachedServer>,
 }
 
 /// A server's client, and whether it was started by a call after serving a
@@ -61,6 +72,9 @@ pub(crate) struct Member {
     processes: Mutex<Vec<Transport>>,
     /// The state last told to the hooks, and whether its tools were listed.
     reported: Mutex<(Option<ServerState>, bool)>,
+    /// Its part of the group's tools as last known (for the change hook):
+    /// what its client last listed and did not hold back, or its catalog.
+    part: Mutex<Vec<Tool>>,
     /// When the group last asked something of it (for the idle timeout).
     used: Mutex<Instant>,
     /// The group's requests to it under way (a call, a read).
@@ -69,7 +83,11 @@ pub(crate) struct Member {
 
 impl Member {
     pub(crate) fn new(config: ServerConfig, fingerprint: String, started: Started) -> Arc<Self> {
-        Arc::new(Member {
+        let part = match &started {
+            Started::Idle(cached) => cached.tools.clone(),
+            _ => Vec::new(),
+        };
+        let mut member = Member {
             config,
             fingerprint,
             state: Mutex::new(started),
@@ -78,9 +96,62 @@ impl Member {
             start: Mutex::new(None),
             processes: Mutex::new(Vec::new()),
             reported: Mutex::new((None, false)),
+            part: Mutex::new(Vec::new()),
             used: Mutex::new(Instant::now()),
             in_use: AtomicUsize::new(0),
-        })
+        };
+        member.part = Mutex::new(member.offered(part));
+        Arc::new(member)
+    }
+
+    /// Whether the group offers its tool `name` (`includeTools`, `excludeTools`).
+    pub(crate) fn offers(&self, name: &str) -> bool {
+        let config = &self.config;
+        let included = config
+            .include_tools
+            .as_ref()
+            .is_none_or(|patterns| patterns.iter().any(|p| glob(p, name)));
+        included && !config.exclude_tools.iter().any(|p| glob(p, name))
+    }
+
+    /// Those of `tools` the group offers.
+    pub(crate) fn offered(&self, mut tools: Vec<Tool>) -> Vec<Tool> {
+        tools.retain(|tool| self.offers(&tool.name));
+        tools
+    }
+
+    /// Told of its client's listing: `visible` (what it does not hold back)
+    /// becomes its part, and the hook hears what changed — the client's
+    /// comparison with its last listing, or, for a client's first, its
+    /// tools joining the group after `connect`.
+    fn note_listing(&self, starter: &Starter, visible: &[Tool], changes: Option<&ToolChanges>) {
+        let mut part = lock(&self.part);
+        let before = std::mem::replace(&mut *part, self.offered(visible.to_vec()));
+        let changes = match changes {
+            Some(changes) => changes.clone().retain(|name| self.offers(name)),
+            None if starter.is_connected() => crate::client::compare_tools(&before, &part),
+            None => return,
+        };
+        starter.tools_changed(self.name(), &changes);
+    }
+
+    /// Its client accepted its held changes: they are in its part now.
+    pub(crate) fn accepted(&self, client: &Client) {
+        if let Some(tools) = client.accepted_tools() {
+            *lock(&self.part) = self.offered(tools);
+        }
+    }
+
+    /// Told that its server's tools may have changed: lists them again, on
+    /// the group's thread, so that the hook hears what changed.
+    fn relist(&self) {
+        let client = match &*lock(&self.state) {
+            Started::Ready { client, .. } => client.clone(),
+            _ => return,
+        };
+        runtime::spawn(async move {
+            let _ = client.tools().await;
+        });
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -125,19 +196,38 @@ impl Member {
     /// whether the server's tools entered or left the list.
     pub(crate) fn report(&self, starter: &Starter) {
         let mut reported = lock(&self.reported);
-        let (state, listed) = {
+        let (state, listed, catalog) = {
             let started = lock(&self.state);
             let state = Self::state_of(&started);
             let listed = Self::listed(&state, &started);
-            (state, listed)
+            let catalog = match &*started {
+                Started::Idle(cached) | Started::Starting(Some(cached)) => {
+                    Some(cached.tools.clone())
+                }
+                _ => None,
+            };
+            (state, listed, catalog)
         };
         if reported.0.as_ref() != Some(&state) {
             starter.state_changed(self.name(), &state);
         }
         if reported.0.is_some() && reported.1 != listed {
-            starter.tools_changed(self.name());
+            self.joined_or_left(starter, listed, catalog);
         }
         *reported = (Some(state), listed);
+    }
+
+    /// Its tools joined the group's list (serving `catalog`; a client that
+    /// starts tells of its own first listing) or left it.
+    fn joined_or_left(&self, starter: &Starter, joined: bool, catalog: Option<Vec<Tool>>) {
+        let mut part = lock(&self.part);
+        let now = match (joined, catalog) {
+            (true, Some(catalog)) => self.offered(catalog),
+            (true, None) => return,
+            (false, _) => Vec::new(),
+        };
+        let before = std::mem::replace(&mut *part, now);
+        starter.tools_changed(self.name(), &crate::client::compare_tools(&before, &part));
     }
 
     /// Told of a new process of this member's: closed with the member.
@@ -157,13 +247,17 @@ impl Member {
     }
 
     /// Its tools (listed by a running server, the catalog for one not
-    /// running) and, when `caching`, what the catalog cache is to keep of
-    /// it; `None` when it has no list to give.
-    pub(crate) async fn tools(&self, caching: bool) -> Option<(Vec<Tool>, Option<CachedServer>)> {
+    /// running), those its client holds back, and, when `caching`, what the
+    /// catalog cache is to keep of it; `None` when it has no list to give.
+    pub(crate) async fn tools(&self, caching: bool) -> Option<MemberTools> {
         let client = match &*lock(&self.state) {
             Started::Idle(cached) | Started::Starting(Some(cached)) => {
                 let entry = (caching && cached.is_known()).then(|| CachedServer::clone(cached));
-                return Some((cached.tools.clone(), entry));
+                return Some(MemberTools {
+                    tools: cached.tools.clone(),
+                    held: Vec::new(),
+                    entry,
+                });
             }
             Started::Ready { client, .. } => client.clone(),
             _ => return None,
@@ -172,8 +266,9 @@ impl Member {
             return None;
         }
         let tools = client.tools().await.ok()?;
-        let entry = caching.then(|| CachedServer::of(&client, &self.fingerprint, tools.clone()));
-        Some((tools, entry))
+        let held = client.held_tools().await;
+        let entry = caching.then(|| CachedServer::of(&client, &self.fingerprint, &tools));
+        Some(MemberTools { tools, held, entry })
     }
 
     /// Its client if it runs now, without starting it.
@@ -238,6 +333,24 @@ impl Member {
                 builder = builder.era(Era::Legacy);
             }
         }
+        // What the cache accepted is what its first listing is held against.
+        if let Some(served) = served.as_ref().filter(|s| s.is_known()) {
+            builder = builder.tool_baseline(served.tools.clone());
+        }
+        if starter.tells_tool_changes() {
+            let (owner, told) = (Arc::downgrade(&member), Arc::downgrade(&starter));
+            builder = builder.on_tools_listed(Arc::new(move |visible, changes| {
+                if let (Some(member), Some(starter)) = (owner.upgrade(), told.upgrade()) {
+                    member.note_listing(&starter, visible, changes);
+                }
+            }));
+            let owner = Arc::downgrade(&member);
+            builder = builder.on_tools_stale(Arc::new(move || {
+                if let Some(member) = owner.upgrade() {
+                    member.relist();
+                }
+            }));
+        }
         let opened = starter.open(builder, member.name()).await;
         let still_starting = matches!(&*lock(&member.state), Started::Starting(_));
         match opened {
@@ -248,11 +361,6 @@ impl Member {
                 };
                 member.report(&starter);
                 Member::watch(&member, &starter, client.clone());
-                if let Some(served) = served {
-                    if client.tools().await.ok().as_ref() != Some(&served.tools) {
-                        starter.tools_changed(member.name());
-                    }
-                }
             }
             Err(error) if still_starting => {
                 *lock(&member.state) = Started::Failed(error);
@@ -421,7 +529,7 @@ impl Member {
     pub(crate) async fn last_catalog(&self) -> Option<CachedServer> {
         let client = self.running()?;
         let tools = client.tools().await.ok()?;
-        Some(CachedServer::of(&client, &self.fingerprint, tools))
+        Some(CachedServer::of(&client, &self.fingerprint, &tools))
     }
 }
 

@@ -40,7 +40,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use crate::client::Client;
+use crate::client::{Client, ToolChanges};
 use crate::config::ConfigError;
 use crate::error::Error;
 
@@ -204,6 +204,67 @@ impl Group {
     pub async fn client(&self, name: &str) -> Result<Client, Error> {
         let member = self.member(name)?;
         Ok(member.client(&self.inner.starter).await?.client)
+    }
+
+    /// The tool changes of server `name` that await
+    /// [`accept_tool_changes`](Self::accept_tool_changes) (with
+    /// [`GroupBuilder::hold_tool_changes`]); empty for a server that holds
+    /// none, is not running, or that the group does not know.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let group = stdio_mcp::group::Group::builder(stdio_mcp::config::Config::load(".mcp.json")?)
+    ///     .hold_tool_changes(true)
+    ///     .connect()
+    ///     .await;
+    /// for change in &group.held_tool_changes("git").changed {
+    ///     println!("git's {} changed: {}", change.after.name, change.fields.join(", "));
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(()) });
+    /// ```
+    #[must_use]
+    pub fn held_tool_changes(&self, name: &str) -> ToolChanges {
+        let Some((member, client)) = self.running_member(name) else {
+            return ToolChanges::default();
+        };
+        client
+            .held_tool_changes()
+            .retain(|tool| member.offers(tool))
+    }
+
+    /// Accepts the held tool changes of server `name`: its tools as last
+    /// listed join [`tools`](Self::tools) and become callable. The catalog
+    /// cache takes them at the next [`tools`](Self::tools).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let group = stdio_mcp::group::Group::builder(stdio_mcp::config::Config::load(".mcp.json")?)
+    ///     .hold_tool_changes(true)
+    ///     .connect()
+    ///     .await;
+    /// if !group.held_tool_changes("git").is_empty() {
+    ///     // A person looked and said yes.
+    ///     group.accept_tool_changes("git");
+    ///     let _tools = group.tools().await;
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(()) });
+    /// ```
+    pub fn accept_tool_changes(&self, name: &str) {
+        if let Some((member, client)) = self.running_member(name) {
+            client.accept_tool_changes();
+            member.accepted(&client);
+        }
+    }
+
+    /// The member `name` and its client, if it runs.
+    fn running_member(&self, name: &str) -> Option<(Arc<Member>, Client)> {
+        let member = self.members().into_iter().find(|m| m.name() == name)?;
+        let client = member.running()?;
+        Some((member, client))
     }
 
     /// Waits until no server is starting any more, or `within` has passed.

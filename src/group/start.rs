@@ -2,6 +2,7 @@
 //! after an idle close, a restart or a reload: the builders the user's hooks
 //! shape, the start limit, and the hooks that hear of changes.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -9,7 +10,7 @@ use async_io::Timer;
 use futures::future::{select, Either};
 
 use crate::builder::TransportBuilder;
-use crate::client::{Client, ClientBuilder};
+use crate::client::{ApproveHook, Client, ClientBuilder, ToolChanges};
 use crate::config::ServerConfig;
 use crate::error::Error;
 use crate::transport::Transport;
@@ -21,8 +22,8 @@ pub(crate) type Customize = Box<dyn Fn(&str, ClientBuilder) -> ClientBuilder + S
 /// What the group's user does to each server's transport builder.
 pub(crate) type CustomizeTransport =
     Box<dyn Fn(&str, TransportBuilder) -> TransportBuilder + Send + Sync>;
-/// The group's user's hook, told which server's tools changed.
-pub(crate) type ToolsHook = Arc<dyn Fn(&str) + Send + Sync>;
+/// The group's user's hook, told what changed in a server's tools.
+pub(crate) type ToolsHook = Arc<dyn Fn(&str, &ToolChanges) + Send + Sync>;
 /// The group's user's hook, told each server's new state.
 pub(crate) type StateHook = Arc<dyn Fn(&str, &ServerState) + Send + Sync>;
 
@@ -36,6 +37,13 @@ pub(crate) struct Starter {
     pub(crate) start_timeout: Duration,
     pub(crate) on_tools_changed: Option<ToolsHook>,
     pub(crate) on_state_change: Option<StateHook>,
+    /// The group's approval hook, for every server's calls.
+    pub(crate) approve: Option<ApproveHook>,
+    /// Whether every server's tool changes are held until accepted.
+    pub(crate) hold: bool,
+    /// `Group::connect` has returned: a server's tools that join the group
+    /// from now on are reported as added.
+    pub(crate) connected: AtomicBool,
 }
 
 impl Starter {
@@ -53,13 +61,13 @@ impl Starter {
         }
         let mut builder = Client::builder(transport)
             .start_limit(self.start_timeout, "Group::start_timeout")
-            .on_spawn(spawned);
+            .on_spawn(spawned)
+            .hold_tool_changes(self.hold);
+        if let Some(hook) = &self.approve {
+            builder = builder.approve_with(Arc::clone(hook));
+        }
         if let Some(customize) = &self.customize {
             builder = customize(&config.name, builder);
-        }
-        if let Some(hook) = &self.on_tools_changed {
-            let (hook, name) = (Arc::clone(hook), config.name.clone());
-            builder = builder.on_tools_changed(Arc::new(move || hook(&name)));
         }
         builder
     }
@@ -83,10 +91,21 @@ impl Starter {
         builder.command_key()
     }
 
-    pub(crate) fn tools_changed(&self, server: &str) {
+    /// Whether anyone hears of tool changes.
+    pub(crate) fn tells_tool_changes(&self) -> bool {
+        self.on_tools_changed.is_some()
+    }
+
+    pub(crate) fn tools_changed(&self, server: &str, changes: &ToolChanges) {
         if let Some(hook) = &self.on_tools_changed {
-            hook(server);
+            if !changes.is_empty() {
+                hook(server, changes);
+            }
         }
+    }
+
+    pub(crate) fn is_connected(&self) -> bool {
+        self.connected.load(Ordering::Acquire)
     }
 
     pub(crate) fn state_changed(&self, server: &str, state: &ServerState) {

@@ -239,3 +239,32 @@ pub async fn answer_to(client: &stdio_mcp::client::Client, method: &str, params:
         .unwrap();
     asked["answer"].clone()
 }
+
+/// A group's tool changes in one line: `server: +added -removed ~changed(fields)`.
+pub fn describe_changes(server: &str, changes: &stdio_mcp::client::ToolChanges) -> String {
+    let mut words: Vec<String> = changes
+        .added
+        .iter()
+        .map(|t| format!("+{}", t.name))
+        .collect();
+    words.extend(changes.removed.iter().map(|t| format!("-{}", t.name)));
+    words.extend(
+        changes
+            .changed
+            .iter()
+            .map(|c| format!("~{}({})", c.after.name, c.fields.join(","))),
+    );
+    format!("{server}: {}", words.join(" "))
+}
+
+/// Writes the tools a `--tools-file` peer lists: `(name, description)`.
+pub fn write_tools(path: &std::path::Path, tools: &[(&str, &str)]) {
+    let tools: Vec<serde_json::Value> = tools
+        .iter()
+        .map(|(name, description)| {
+            serde_json::json!({"name": name, "description": description,
+                               "inputSchema": {"type": "object"}})
+        })
+        .collect();
+    std::fs::write(path, serde_json::Value::Array(tools).to_string()).unwrap();
+}

@@ -37,6 +37,10 @@ fn config(dir: &Path, servers: &[(&str, &[&str])]) -> Config {
     Config::parse(&json!({ "mcpServers": entries }).to_string()).unwrap()
 }
 
+fn strs(words: &[String]) -> Vec<&str> {
+    words.iter().map(String::as_str).collect()
+}
+
 fn starts(dir: &Path, name: &str) -> usize {
     std::fs::read_to_string(dir.join(format!("{name}.starts")))
         .map(|log| log.lines().count())
@@ -188,7 +192,11 @@ fn a_cached_tool_the_server_no_longer_has_fails_clearly_and_is_reported() {
         let seen = Arc::clone(&changed);
         let group = Group::builder(config(&dir, &[("a", &[])]))
             .catalog_cache(&path)
-            .on_tools_changed(move |server| seen.lock().unwrap().push(server.to_owned()))
+            .on_tools_changed(move |server, changes| {
+                seen.lock()
+                    .unwrap()
+                    .push(common::describe_changes(server, changes))
+            })
             .connect()
             .await;
         assert!(names(&group.tools().await).contains(&"a__gone".to_owned()));
@@ -198,7 +206,7 @@ fn a_cached_tool_the_server_no_longer_has_fails_clearly_and_is_reported() {
             e.to_string(),
             "MCP call not sent: the group has no tool a__gone any more: server \"a\" no longer offers gone"
         );
-        assert_eq!(*changed.lock().unwrap(), ["a"]);
+        assert_eq!(*changed.lock().unwrap(), ["a: -gone"]);
         assert!(!names(&group.tools().await).contains(&"a__gone".to_owned()));
         group.close().await;
         let text = std::fs::read_to_string(&path).unwrap();
@@ -213,11 +221,18 @@ fn on_tools_changed_hears_list_changed_in_both_eras_and_restarts() {
     run(30, async {
         let changed = Arc::new(Mutex::new(Vec::<String>::new()));
         let seen = Arc::clone(&changed);
-        let servers: &[(&str, &[&str])] = &[
-            ("a", &[]),
-            ("m", &["--discover", "modern"]),
-            ("r", &["--crash-after", "3"]),
-        ];
+        let tools = |name: &str| dir.join(format!("{name}.tools.json"));
+        for name in ["a", "m", "r"] {
+            common::write_tools(&tools(name), &[("t", "the first")]);
+        }
+        let (a, m, r) = (tools("a"), tools("m"), tools("r"));
+        let args = |file: &Path| vec!["--tools-file".to_owned(), file.display().to_string()];
+        let (a_args, m_args, mut r_args) = (args(&a), args(&m), args(&r));
+        let mut m_args = m_args;
+        m_args.extend(["--discover".to_owned(), "modern".to_owned()]);
+        r_args.extend(["--crash-after".to_owned(), "3".to_owned()]);
+        let (a_args, m_args, r_args) = (strs(&a_args), strs(&m_args), strs(&r_args));
+        let servers: &[(&str, &[&str])] = &[("a", &a_args), ("m", &m_args), ("r", &r_args)];
         let group = Group::builder(config(&dir, servers))
             .client(|name, client: ClientBuilder| {
                 if name == "r" {
@@ -229,27 +244,35 @@ fn on_tools_changed_hears_list_changed_in_both_eras_and_restarts() {
                     client
                 }
             })
-            .on_tools_changed(move |server| seen.lock().unwrap().push(server.to_owned()))
+            .on_tools_changed(move |server, changes| {
+                seen.lock()
+                    .unwrap()
+                    .push(common::describe_changes(server, changes))
+            })
             .connect()
             .await;
-        // Each server's tools entered the list when it became ready.
-        let mut ready = std::mem::take(&mut *changed.lock().unwrap());
-        ready.sort();
-        assert_eq!(ready, ["a", "m", "r"]);
+        // Ready within connect: the first listings are the baseline.
+        assert!(changed.lock().unwrap().is_empty(), "{changed:?}");
         // The modern server is told to send list_changed only once it is listened to.
         group.tools().await;
+        // A list_changed with nothing changed reports nothing; the group
+        // lists again on its own, so the change is heard without a call.
+        common::announce_tools_changed(&group.client("a").await.unwrap()).await;
+        common::write_tools(&a, &[("t", "the first"), ("u", "new")]);
+        common::write_tools(&m, &[("t", "the second")]);
         for server in ["a", "m"] {
             common::announce_tools_changed(&group.client(server).await.unwrap()).await;
         }
         // "r" exits on its third request, and is started again.
-        let r = group.client("r").await.unwrap();
-        while r.restarts() == 0 {
-            let _ = r.ping().await;
+        common::write_tools(&r, &[]);
+        let client = group.client("r").await.unwrap();
+        while client.restarts() == 0 {
+            let _ = client.ping().await;
         }
         common::eventually(10, || changed.lock().unwrap().len() == 3).await;
         let mut heard = changed.lock().unwrap().clone();
         heard.sort();
-        assert_eq!(heard, ["a", "m", "r"]);
+        assert_eq!(heard, ["a: +u", "m: ~t(description)", "r: -t"]);
         assert_eq!(starts(&dir, "r"), 2);
         group.close().await;
     });

@@ -78,7 +78,11 @@ async fn a_slow_server_joins_later() {
             ),
         ]))
         .ready_within(Duration::from_millis(400))
-        .on_tools_changed(move |server| seen.lock().unwrap().push(server.to_owned())),
+        .on_tools_changed(move |server, changes| {
+            seen.lock()
+                .unwrap()
+                .push(common::describe_changes(server, changes))
+        }),
     );
     let started = Instant::now();
     let group = builder.connect().await;
@@ -106,7 +110,11 @@ async fn a_slow_server_joins_later() {
     assert_eq!(r.text(), "4");
     assert!(matches!(group.servers()[2].1, ServerState::Ready(_)));
     assert_eq!(group.tools().await.len(), 6);
-    assert!(changed.lock().unwrap().contains(&"slow".to_owned()));
+    assert_eq!(
+        *changed.lock().unwrap(),
+        ["slow: +echo +add +countdown"],
+        "only the server that joined after connect"
+    );
     let slow = states_of(&heard, "slow");
     assert_eq!(slow[0], ServerState::Starting);
     assert!(matches!(slow[1], ServerState::Ready(_)), "{slow:?}");
@@ -164,8 +172,13 @@ fn a_member_that_exits_fails_with_the_whole_error_and_its_tools_leave() {
         let changed = Arc::new(Mutex::new(Vec::<String>::new()));
         let seen = Arc::clone(&changed);
         let (builder, heard) = heard(
-            Group::builder(config(&[("a", &[]), ("b", &[])]))
-                .on_tools_changed(move |s| seen.lock().unwrap().push(s.to_owned())),
+            Group::builder(config(&[("a", &[]), ("b", &[])])).on_tools_changed(
+                move |s, changes| {
+                    seen.lock()
+                        .unwrap()
+                        .push(common::describe_changes(s, changes))
+                },
+            ),
         );
         let group = builder.connect().await;
         changed.lock().unwrap().clear();
@@ -187,7 +200,8 @@ fn a_member_that_exits_fails_with_the_whole_error_and_its_tools_leave() {
             tool_names(&group.tools().await),
             ["a__echo", "a__add", "a__countdown"]
         );
-        common::eventually(5, || changed.lock().unwrap().contains(&"b".to_owned())).await;
+        let left = "b: -echo -add -countdown".to_owned();
+        common::eventually(5, || changed.lock().unwrap().contains(&left)).await;
         let b_states = states_of(&heard, "b");
         assert!(
             matches!(b_states.last(), Some(ServerState::Failed(_))),

@@ -29,5 +29,6 @@ mod platform;
 mod requests;
 mod restart;
 mod tasks;
+mod tool_guard;
 mod tool_hints;
 mod typed_handlers;

@@ -30,6 +30,7 @@ pub struct Flags {
     pub scenario: Option<String>,
     pub canary: Option<String>,
     pub catalog: Option<String>,
+    pub tools_file: Option<String>,
     pub tasks: bool,
 }
 
@@ -56,6 +57,7 @@ pub fn flags() -> Flags {
         scenario: None,
         canary: None,
         catalog: None,
+        tools_file: None,
         tasks: false,
     };
     let mut args = env::args().skip(1);
@@ -82,6 +84,7 @@ pub fn flags() -> Flags {
             "--scenario" => f.scenario = args.next(),
             "--log-lines" => f.log_lines = args.next(),
             "--catalog" => f.catalog = args.next(),
+            "--tools-file" => f.tools_file = args.next(),
             "--canary" => f.canary = args.next(),
             "--noise" => f.noise = args.next().and_then(|s| s.parse().ok()).unwrap_or(0),
             "--watchdog" => f.watchdog = args.next().and_then(|s| s.parse().ok()).unwrap_or(60),

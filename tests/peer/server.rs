@@ -29,6 +29,8 @@
 //! `--tasks` adds tools that run as tasks, in its era's wire (`tasks.rs`).
 //! `--log-lines FILE` appends each line it reads to FILE.
 //! `--catalog TAG` adds prompts and resources (`catalog.rs`).
+//! `--tools-file PATH` lists the tools PATH holds, read at each listing
+//! (`tools_file.rs`).
 //! `--scenario NAME` (and `--canary URL`) answers as a scenario of the official
 //! conformance suite does (`conformance.rs`).
 
@@ -39,6 +41,7 @@ mod flags;
 mod schemas;
 mod scripted;
 mod tasks;
+mod tools_file;
 
 use flags::flags;
 
@@ -155,6 +158,7 @@ fn main() {
         asks: HashMap::new(),
         next_ask: 1,
         catalog: flags.catalog.clone(),
+        tools_file: flags.tools_file.clone(),
         scenario: flags
             .scenario
             .clone()
@@ -221,6 +225,8 @@ struct Peer {
     scenario: Option<conformance::Scenario>,
     /// `--catalog TAG`: prompts and resources too.
     catalog: Option<String>,
+    /// `--tools-file`: where its tools are read at each listing.
+    tools_file: Option<String>,
     tasks: Option<tasks::Tasks>,
 }
 
@@ -471,6 +477,11 @@ impl Peer {
                 "test/task_updates" => return answer(&out, &id, Ok(tasks.updates())),
                 _ if tasks.handle(&out, &id, method, &params) => return,
                 _ => {}
+            }
+        }
+        if let Some(path) = &self.tools_file {
+            if let Some(outcome) = tools_file::handle(path, method, &params) {
+                return answer(&self.out, &id, outcome);
             }
         }
         if self.schemas {

@@ -1,0 +1,148 @@
+//! The host's say before a tool call is written: the call as the host sees
+//! it ([`ToolCall`]), what the host answers ([`Approval`]), and the step
+//! that asks it.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use serde_json::Value;
+
+use crate::error::Error;
+
+use super::client::Client;
+use super::hints::ToolHints;
+use super::types::Tool;
+
+/// A tool call about to be written, as the approval hook sees it
+/// ([`ClientBuilder::approve_calls`](super::ClientBuilder::approve_calls)).
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::client::{Approval, ToolCall};
+///
+/// // Allow what cannot change anything; refuse the rest of untrusted servers.
+/// async fn approve(call: ToolCall) -> Approval {
+///     if call.hints.read_only {
+///         Approval::Allow
+///     } else {
+///         Approval::Deny(format!("{} of {} may change things", call.tool.name, call.server))
+///     }
+/// }
+/// # let _ = approve;
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// The server's name in the client's errors: the group's or config
+    /// entry's name, else [`ClientBuilder::name`](super::ClientBuilder::name),
+    /// else the program.
+    pub server: String,
+    /// The tool's definition as the client holds it; only its `name` when
+    /// the server's listing lacks it.
+    pub tool: Tool,
+    /// The arguments to be sent (`null` for none).
+    pub arguments: Value,
+    /// What to act on: the server's claims when the server is trusted, else
+    /// the specification's defaults (not read-only, destructive, not
+    /// idempotent, open-world).
+    pub hints: ToolHints,
+    /// What the server claims ([`Tool::hints`]), to show, not to act on
+    /// unless `trusted`.
+    pub claimed: ToolHints,
+    /// Whether the host trusts the server
+    /// ([`ClientBuilder::trusted`](super::ClientBuilder::trusted), config `"trust": true`).
+    pub trusted: bool,
+}
+
+/// What the approval hook answers.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::client::Approval;
+///
+/// let answer = Approval::Deny("the user said no".into());
+/// assert_ne!(answer, Approval::Allow);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    /// Write the call.
+    Allow,
+    /// Write nothing; the call fails with
+    /// [`ErrorKind::Denied`](crate::ErrorKind::Denied) carrying this reason.
+    Deny(String),
+}
+
+/// The hook, boxed: called before each `tools/call` is written.
+pub(crate) type ApproveHook = Arc<dyn Fn(ToolCall) -> BoxFuture<'static, Approval> + Send + Sync>;
+
+/// Boxes the user's hook.
+pub(crate) fn approve_hook<F, Fut>(hook: F) -> ApproveHook
+where
+    F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Approval> + Send + 'static,
+{
+    Arc::new(move |call| hook(call).boxed())
+}
+
+impl Client {
+    /// Asks the host's hook, if there is one, whether `name` may be called
+    /// with `arguments`; `Err(Denied)` if not, or if the hook panicked.
+    pub(super) async fn approve(&self, name: &str, arguments: &Value) -> Result<(), Error> {
+        let Some(hook) = self.inner.guard.approve.clone() else {
+            return Ok(());
+        };
+        // A failed listing is no reason to refuse: the name alone stands
+        // for the tool, with the specification's defaults.
+        let tool = match self.cached_tools().await {
+            Ok(tools) => tools.iter().find(|t| t.name == name).cloned(),
+            Err(_) => None,
+        };
+        let tool = tool.unwrap_or_else(|| Tool::named(name));
+        let trusted = self.inner.guard.trusted;
+        let claimed = tool.hints();
+        let call = ToolCall {
+            server: self.inner.name.clone(),
+            tool,
+            arguments: arguments.clone(),
+            hints: if trusted {
+                claimed
+            } else {
+                ToolHints::default()
+            },
+            claimed,
+            trusted,
+        };
+        let answer = match std::panic::catch_unwind(AssertUnwindSafe(|| hook(call))) {
+            Ok(answer) => AssertUnwindSafe(answer).catch_unwind().await,
+            Err(panic) => Err(panic),
+        };
+        let reason = match answer {
+            Ok(Approval::Allow) => return Ok(()),
+            Ok(Approval::Deny(reason)) => format!("the host denied it: {reason}"),
+            Err(panic) => format!(
+                "the host's approval hook panicked{}",
+                panic_text(panic.as_ref())
+                    .map(|text| format!(": {text}"))
+                    .unwrap_or_default()
+            ),
+        };
+        Err(Error::Denied {
+            tool: name.to_owned(),
+            reason,
+        })
+    }
+}
+
+/// The message a panic carried, when it is text.
+fn panic_text(panic: &(dyn Any + Send)) -> Option<&str> {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+}

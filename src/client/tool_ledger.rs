@@ -1,0 +1,251 @@
+//! What a client keeps of its server's tools between listings: the last
+//! listing, so that the next one can say what changed, and, when changes
+//! are held, the definitions accepted so far, so that a tool new or changed
+//! since is neither listed nor called until the host accepts it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::error::Error;
+
+use super::client::Client;
+use super::tool_changes::{compare, same, ToolChanges};
+use super::types::Tool;
+
+pub(crate) struct ToolLedger {
+    /// Whether listings are noted at all (a hook, held changes or a baseline
+    /// asked for it); else nothing here costs a listing anything.
+    tracking: bool,
+    hold: bool,
+    state: Mutex<Ledger>,
+}
+
+#[derive(Default)]
+struct Ledger {
+    /// The last listing; `None` before the first (and no baseline).
+    seen: Option<Vec<Tool>>,
+    /// The definitions accepted (held changes only): the first listing or
+    /// the baseline, then what `accept` took; a tool removed leaves it.
+    accepted: Option<Vec<Tool>>,
+    /// The tools of the last listing that await acceptance, by name.
+    held: HashSet<String>,
+}
+
+/// Why a tool is held back.
+pub(crate) enum Held {
+    New,
+    Changed,
+}
+
+impl ToolLedger {
+    /// `baseline`: definitions known before the first listing (a group's
+    /// catalog cache), which it is compared with and, with `hold`, accepted.
+    pub(crate) fn new(tracking: bool, hold: bool, baseline: Option<Vec<Tool>>) -> Self {
+        let tracking = tracking || hold || baseline.is_some();
+        ToolLedger {
+            tracking,
+            hold,
+            state: Mutex::new(Ledger {
+                seen: baseline.clone(),
+                accepted: baseline.filter(|_| hold),
+                held: HashSet::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Ledger> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn tracking(&self) -> bool {
+        self.tracking
+    }
+
+    /// Notes a listing: what changed since the last one (`None` for the
+    /// first without a baseline), and which tools it holds back.
+    pub(crate) fn listed(&self, tools: &[Tool]) -> Option<ToolChanges> {
+        let mut ledger = self.lock();
+        let changes = ledger.seen.as_deref().map(|seen| compare(seen, tools));
+        ledger.seen = Some(tools.to_vec());
+        if !self.hold {
+            return changes;
+        }
+        let Some(accepted) = ledger.accepted.as_mut() else {
+            ledger.accepted = Some(tools.to_vec());
+            ledger.held.clear();
+            return changes;
+        };
+        // A tool removed goes at once: were it listed again, it would be new.
+        let listed: HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        accepted.retain(|tool| listed.contains(tool.name.as_str()));
+        let by_name: HashMap<&str, &Tool> = accepted.iter().map(|t| (t.name.as_str(), t)).collect();
+        let held = tools
+            .iter()
+            .filter(|tool| {
+                by_name
+                    .get(tool.name.as_str())
+                    .is_none_or(|a| !same(a, tool))
+            })
+            .map(|tool| tool.name.clone())
+            .collect();
+        ledger.held = held;
+        changes
+    }
+
+    /// `tools` without those held back.
+    pub(crate) fn visible(&self, tools: Arc<[Tool]>) -> Arc<[Tool]> {
+        let ledger = self.lock();
+        if ledger.held.is_empty() {
+            return tools;
+        }
+        tools
+            .iter()
+            .filter(|tool| !ledger.held.contains(&tool.name))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether `name` is held back, and why.
+    pub(crate) fn held(&self, name: &str) -> Option<Held> {
+        let ledger = self.lock();
+        if !ledger.held.contains(name) {
+            return None;
+        }
+        let known = ledger.accepted.iter().flatten().any(|t| t.name == name);
+        Some(if known { Held::Changed } else { Held::New })
+    }
+
+    /// What awaits acceptance: tools new since the accepted definitions, and
+    /// those whose definitions changed.
+    pub(crate) fn held_changes(&self) -> ToolChanges {
+        let ledger = self.lock();
+        match (&ledger.accepted, &ledger.seen) {
+            (Some(accepted), Some(seen)) if !ledger.held.is_empty() => compare(accepted, seen),
+            _ => ToolChanges::default(),
+        }
+    }
+
+    /// The last listing becomes the accepted definitions.
+    pub(crate) fn accept(&self) {
+        let mut ledger = self.lock();
+        if self.hold {
+            ledger.accepted = ledger.seen.clone();
+        }
+        ledger.held.clear();
+    }
+
+    /// The definitions accepted so far (all of the last listing, unless
+    /// changes are held); `None` before any listing or without tracking.
+    pub(crate) fn accepted(&self) -> Option<Vec<Tool>> {
+        let ledger = self.lock();
+        if self.hold {
+            ledger.accepted.clone()
+        } else {
+            ledger.seen.clone()
+        }
+    }
+}
+
+impl Client {
+    /// The tool changes that await [`accept_tool_changes`](Self::accept_tool_changes)
+    /// (with [`ClientBuilder::hold_tool_changes`](super::ClientBuilder::hold_tool_changes)):
+    /// tools `added` since the accepted definitions and tools `changed`
+    /// (before: as accepted; after: as listed now). Never a removed tool:
+    /// those go at once. Empty when nothing is held.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    ///
+    /// let client = Client::builder(["my-mcp-server"]).hold_tool_changes(true).connect().await?;
+    /// client.tools().await?; // the first listing: what is accepted
+    /// // ... later, after the server changed a tool:
+    /// client.tools().await?;
+    /// for change in &client.held_tool_changes().changed {
+    ///     println!("{} changed its {}", change.after.name, change.fields.join(", "));
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    #[must_use]
+    pub fn held_tool_changes(&self) -> ToolChanges {
+        self.inner.ledger.held_changes()
+    }
+
+    /// Accepts every held change: the tools as last listed become listed
+    /// and callable, and the definitions later listings are held against.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::Client;
+    ///
+    /// let client = Client::builder(["my-mcp-server"]).hold_tool_changes(true).connect().await?;
+    /// client.tools().await?;
+    /// if !client.held_tool_changes().is_empty() {
+    ///     // A person looked at them and said yes.
+    ///     client.accept_tool_changes();
+    /// }
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn accept_tool_changes(&self) {
+        self.inner.ledger.accept();
+    }
+
+    /// Notes a listing just stored: the hooks hear what changed.
+    pub(super) fn note_listing(&self, tools: &[Tool]) {
+        let ledger = &self.inner.ledger;
+        if !ledger.tracking() {
+            return;
+        }
+        let changes = ledger.listed(tools);
+        let guard = &self.inner.guard;
+        if let (Some(hook), Some(changes)) = (&guard.on_changed, &changes) {
+            if !changes.is_empty() {
+                hook(changes);
+            }
+        }
+        if let Some(hook) = &guard.on_listed {
+            let visible = ledger.visible(tools.into());
+            hook(&visible, changes.as_ref());
+        }
+    }
+
+    /// `tools` without those held back.
+    pub(super) fn visible(&self, tools: Arc<[Tool]>) -> Arc<[Tool]> {
+        self.inner.ledger.visible(tools)
+    }
+
+    /// `Err(Denied)` when `name` is held back.
+    pub(crate) fn refuse_held(&self, name: &str) -> Result<(), Error> {
+        let why = match self.inner.ledger.held(name) {
+            None => return Ok(()),
+            Some(Held::New) => "the tool is new since its server's tools were accepted",
+            Some(Held::Changed) => "its definition changed since it was accepted",
+        };
+        Err(Error::Denied {
+            tool: name.to_owned(),
+            reason: format!("{why}, and awaits accept_tool_changes()"),
+        })
+    }
+
+    /// The definitions accepted so far (a group's catalog cache keeps them).
+    pub(crate) fn accepted_tools(&self) -> Option<Vec<Tool>> {
+        self.inner.ledger.accepted()
+    }
+
+    /// The tools of the last listing that are held back (a group names them
+    /// so that a call by that name is refused as held).
+    pub(crate) async fn held_tools(&self) -> Vec<Tool> {
+        let Ok(tools) = self.cached_tools().await else {
+            return Vec::new();
+        };
+        tools
+            .iter()
+            .filter(|tool| self.inner.ledger.held(&tool.name).is_some())
+            .cloned()
+            .collect()
+    }
+}

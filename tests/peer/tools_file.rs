@@ -1,0 +1,27 @@
+//! `--tools-file PATH`: the peer's tools are what PATH holds (a JSON array
+//! of definitions), read again at each listing, so that a test can change
+//! them while the peer runs or between runs. A call to one of them answers
+//! with its name and arguments.
+
+use serde_json::{json, Value};
+
+fn read(path: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        eprintln!("peer: cannot read {path}: {e}");
+        "[]".to_owned()
+    });
+    serde_json::from_str(&text).unwrap_or_default()
+}
+
+pub fn handle(path: &str, method: &str, params: &Value) -> Option<Result<Value, (i64, String)>> {
+    match method {
+        "tools/list" => Some(Ok(json!({ "tools": read(path) }))),
+        "tools/call" => {
+            let name = params["name"].as_str()?;
+            read(path).iter().find(|tool| tool["name"] == name)?;
+            let text = format!("{name} called with {}", params["arguments"]);
+            Some(Ok(json!({ "content": [{ "type": "text", "text": text }] })))
+        }
+        _ => None,
+    }
+}
