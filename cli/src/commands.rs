@@ -206,6 +206,9 @@ impl Session {
         }
         let builder = group_builder(&self.cli, config, self.bar.clone());
         let group = View::owned(builder.connect().await);
+        if self.cli.refresh {
+            group.start_idle().await;
+        }
         self.opened
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -216,9 +219,10 @@ impl Session {
 
 /// A group of `config`'s servers as this command line wants them:
 /// arguments checked against the schemas, questions asked on a
-/// terminal, stderr shown with `--verbose`, the catalog cache
-/// (`--refresh` starts it anew): servers it knows start only
-/// when asked for, and without the probe's wait when they are legacy.
+/// terminal, stderr shown with `--verbose`, the catalog cache: servers it
+/// knows start only when asked for (or with `--refresh`), and without the
+/// probe's wait when they are legacy; a tool whose definition changed since
+/// the cache saw it is named on stderr.
 pub(crate) fn group_builder(cli: &Cli, config: Config, bar: Bar) -> GroupBuilder {
     let interactive = terminal::interactive(cli.no_input);
     let roots: Vec<Value> = roots(&cli.roots);
@@ -255,10 +259,17 @@ pub(crate) fn group_builder(cli: &Cli, config: Config, bar: Bar) -> GroupBuilder
         if let Some(dir) = cache.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        if cli.refresh {
-            let _ = std::fs::remove_file(&cache);
-        }
-        builder = builder.catalog_cache(cache);
+        builder = builder
+            .catalog_cache(cache)
+            .on_tools_changed(|server, changes| {
+                for change in &changes.changed {
+                    errln!(
+                        "stdio-mcp: {server}: tool {} changed since it was last seen ({})",
+                        change.after.name,
+                        change.fields.join(", ")
+                    );
+                }
+            });
     }
     builder
 }

@@ -122,7 +122,7 @@ impl Session {
             let name = if single { &t.tool.name } else { &t.name };
             let description = t.tool.description.as_deref().unwrap_or_default();
             let first = description.lines().next().unwrap_or_default();
-            outln!("{name:<32} {first}");
+            outln!("{name:<32} {:<25} {first}", marks(&t.tool));
         }
         Ok(())
     }
@@ -225,5 +225,26 @@ async fn start_all(group: &View) {
         if let Err(error) = started {
             errln!("stdio-mcp: {name}: {error}");
         }
+    }
+}
+
+/// What the server claims a tool does, as `tools` shows it: `read-only`,
+/// or `destructive` when it may destroy, and `open-world` when it reaches
+/// beyond its server (the specification's defaults for what it leaves out).
+fn marks(tool: &stdio_mcp::client::Tool) -> String {
+    let hints = tool.hints();
+    let mut marks = Vec::new();
+    if hints.read_only {
+        marks.push("read-only");
+    }
+    if hints.destructive {
+        marks.push("destructive");
+    }
+    if hints.open_world {
+        marks.push("open-world");
+    }
+    match marks.is_empty() {
+        true => String::new(),
+        false => format!("[{}]", marks.join(", ")),
     }
 }

@@ -63,6 +63,21 @@ impl View {
         view
     }
 
+    /// Starts every idle server it sees (`--refresh`): each lists its tools
+    /// afresh, compared with what the catalog cache had.
+    pub(crate) async fn start_idle(&self) {
+        let idle: Vec<String> = self
+            .servers()
+            .into_iter()
+            .filter(|(_, state)| *state == ServerState::Idle)
+            .map(|(name, _)| name)
+            .collect();
+        let starts = idle
+            .iter()
+            .map(|name| async { drop(self.group.client(name).await) });
+        futures::future::join_all(starts).await;
+    }
+
     fn sees(&self, server: &str) -> bool {
         self.only.as_ref().is_none_or(|only| only.contains(server))
     }
