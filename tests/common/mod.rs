@@ -266,5 +266,13 @@ pub fn write_tools(path: &std::path::Path, tools: &[(&str, &str)]) {
                                "inputSchema": {"type": "object"}})
         })
         .collect();
-    std::fs::write(path, serde_json::Value::Array(tools).to_string()).unwrap();
+    write_whole(path, &serde_json::Value::Array(tools).to_string());
+}
+
+/// Writes `text` to `path` in one step (a file renamed into place), so that
+/// a peer watching the file never reads it half-written.
+pub fn write_whole(path: &std::path::Path, text: &str) {
+    let next = path.with_extension("next");
+    std::fs::write(&next, text).unwrap();
+    std::fs::rename(&next, path).unwrap();
 }

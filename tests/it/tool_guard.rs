@@ -29,7 +29,7 @@ fn scratch(test: &str) -> PathBuf {
 
 /// Writes full definitions for a `--tools-file` peer.
 fn write(path: &Path, tools: Value) {
-    std::fs::write(path, tools.to_string()).unwrap();
+    common::write_whole(path, &tools.to_string());
 }
 
 fn tool(name: &str, description: &str, read_only: bool) -> Value {

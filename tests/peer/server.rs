@@ -143,6 +143,15 @@ fn main() {
             thread::sleep(Duration::from_secs(3600));
         }
     }
+    if let (Some(path), None) = (&flags.tools_file, &flags.discover) {
+        let out = Arc::clone(&out);
+        tools_file::watch(path.clone(), move || {
+            send(
+                &out,
+                &json!({ "jsonrpc": "2.0", "method": "notifications/tools/list_changed" }),
+            );
+        });
+    }
     let mut peer = Peer {
         paged: flags.paged,
         schemas: flags.schemas,
