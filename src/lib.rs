@@ -164,3 +164,8 @@ struct ReadmeExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/client.md")]
 struct ClientExamples;
+
+// And those of the page on tools a host can trust.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/host.md")]
+struct HostExamples;
