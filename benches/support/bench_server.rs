@@ -49,6 +49,12 @@ fn main() -> io::Result<()> {
     // its heap, which differed with the byte layout of each client's request.
     let mut blob = Vec::new();
     let modern = std::env::args().any(|a| a == "--modern");
+    // `--tools N`: N tools listed (echo, then look-alikes), as a big server's.
+    let listed: usize = std::env::args()
+        .skip_while(|a| a != "--tools")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
     loop {
         // Flush before we could block on input: never sit on an answer.
         if input.buffer().is_empty() {
@@ -82,10 +88,21 @@ fn main() -> io::Result<()> {
                 let properties: serde_json::Map<String, Value> = (0..10)
                     .map(|i| (format!("p{i}"), json!({ "type": kinds[i % 5] })))
                     .collect();
-                json!({ "tools": [{
-                    "name": "echo",
-                    "inputSchema": { "type": "object", "properties": properties, "required": ["p0", "p1"] }
-                }] })
+                let tools: Vec<Value> = (0..listed)
+                    .map(|i| {
+                        let mut tool = json!({
+                            "name": "echo",
+                            "inputSchema": { "type": "object", "properties": properties, "required": ["p0", "p1"] }
+                        });
+                        if i > 0 {
+                            tool["name"] = json!(format!("tool-{i}"));
+                            tool["description"] = json!(format!("Tool number {i}: does what its schema says."));
+                            tool["annotations"] = json!({ "readOnlyHint": i % 2 == 0, "openWorldHint": false });
+                        }
+                        tool
+                    })
+                    .collect();
+                json!({ "tools": tools })
             }
             "tools/call" => {
                 let args = &request.params.arguments;

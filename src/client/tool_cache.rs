@@ -86,9 +86,9 @@ impl ToolCache {
     }
 
     /// Keeps `tools`, listed at `version`, until `fresh_until` (if any).
-    pub(crate) fn store(&self, tools: &[Tool], fresh_until: Option<Instant>, version: Version) {
+    pub(crate) fn store(&self, tools: Arc<[Tool]>, fresh_until: Option<Instant>, version: Version) {
         let mut state = self.lock();
-        state.tools = Some(tools.into());
+        state.tools = Some(tools);
         state.fresh_until = fresh_until;
         state.version = Some(version);
         #[cfg(feature = "validate")]

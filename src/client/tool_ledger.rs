@@ -22,8 +22,9 @@ pub(crate) struct ToolLedger {
 
 #[derive(Default)]
 struct Ledger {
-    /// The last listing; `None` before the first (and no baseline).
-    seen: Option<Vec<Tool>>,
+    /// The last listing (shared with the tool cache); `None` before the
+    /// first (and no baseline).
+    seen: Option<Arc<[Tool]>>,
     /// The definitions accepted (held changes only): the first listing or
     /// the baseline, then what `accept` took; a tool removed leaves it.
     accepted: Option<Vec<Tool>>,
@@ -46,7 +47,7 @@ impl ToolLedger {
             tracking,
             hold,
             state: Mutex::new(Ledger {
-                seen: baseline.clone(),
+                seen: baseline.clone().map(Arc::from),
                 accepted: baseline.filter(|_| hold),
                 held: HashSet::new(),
             }),
@@ -63,10 +64,10 @@ impl ToolLedger {
 
     /// Notes a listing: what changed since the last one (`None` for the
     /// first without a baseline), and which tools it holds back.
-    pub(crate) fn listed(&self, tools: &[Tool]) -> Option<ToolChanges> {
+    pub(crate) fn listed(&self, tools: &Arc<[Tool]>) -> Option<ToolChanges> {
         let mut ledger = self.lock();
         let changes = ledger.seen.as_deref().map(|seen| compare(seen, tools));
-        ledger.seen = Some(tools.to_vec());
+        ledger.seen = Some(Arc::clone(tools));
         if !self.hold {
             return changes;
         }
@@ -129,7 +130,7 @@ impl ToolLedger {
     pub(crate) fn accept(&self) {
         let mut ledger = self.lock();
         if self.hold {
-            ledger.accepted = ledger.seen.clone();
+            ledger.accepted = ledger.seen.as_deref().map(<[Tool]>::to_vec);
         }
         ledger.held.clear();
     }
@@ -141,7 +142,7 @@ impl ToolLedger {
         if self.hold {
             ledger.accepted.clone()
         } else {
-            ledger.seen.clone()
+            ledger.seen.as_deref().map(<[Tool]>::to_vec)
         }
     }
 }
@@ -195,7 +196,7 @@ impl Client {
     }
 
     /// Notes a listing just stored: the hooks hear what changed.
-    pub(super) fn note_listing(&self, tools: &[Tool]) {
+    pub(super) fn note_listing(&self, tools: &Arc<[Tool]>) {
         let ledger = &self.inner.ledger;
         if !ledger.tracking() {
             return;
@@ -208,7 +209,7 @@ impl Client {
             }
         }
         if let Some(hook) = &guard.on_listed {
-            let visible = ledger.visible(tools.into());
+            let visible = ledger.visible(Arc::clone(tools));
             hook(&visible, changes.as_ref());
         }
     }

@@ -75,11 +75,11 @@ impl Client {
                 Look::Wait(listed) => listed.await,
                 Look::List(_listing) => {
                     let listing = self.every_page::<Tool>().await?;
-                    self.inner
-                        .tools
-                        .store(&listing.items, listing.fresh_until, version);
-                    self.note_listing(&listing.items);
-                    return Ok(listing.items.into());
+                    let tools: Arc<[Tool]> = listing.items.into();
+                    let cached = Arc::clone(&tools);
+                    self.inner.tools.store(cached, listing.fresh_until, version);
+                    self.note_listing(&tools);
+                    return Ok(tools);
                 }
             }
         }
@@ -142,11 +142,11 @@ impl Client {
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
         let version = self.tools_version();
         let listing = self.listing::<Tool>().await?;
-        self.inner
-            .tools
-            .store(&listing.items, listing.fresh_until, version);
-        self.note_listing(&listing.items);
-        Ok(self.visible(listing.items.into()).to_vec())
+        let tools: Arc<[Tool]> = listing.items.into();
+        let cached = Arc::clone(&tools);
+        self.inner.tools.store(cached, listing.fresh_until, version);
+        self.note_listing(&tools);
+        Ok(self.visible(tools).to_vec())
     }
 
     /// Calls a tool. A tool that reports failure gives `Ok` with `is_error: true`.

@@ -1,0 +1,148 @@
+//! What standing between a model and the tools costs: a call with and
+//! without an approval hook (one that allows at once), a listing of 100 tools
+//! with and without change tracking (nothing changes: what a host pays on
+//! every `list_changed`), and digesting a 100-tool listing (what a listing
+//! in which every tool changed costs at most, twice over).
+//!
+//! Each pair runs in the same process against its own bench server, in
+//! alternating blocks (the order swapped each block); a row prints both
+//! medians and the median of the blocks' ratios. Judge it pinned:
+//! `taskset -c 0 cargo bench --bench guard` (docs/performance.md).
+
+use std::future::Future;
+use std::time::Instant;
+
+use serde_json::json;
+use stdio_mcp::client::{Approval, Client, ToolCall};
+use stdio_mcp::Transport;
+
+const SERVER: &str = env!("CARGO_BIN_EXE_stdio-mcp-bench-server");
+
+fn blocks() -> usize {
+    std::env::var("BENCH_BLOCKS")
+        .ok()
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(9)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// µs per run of `work` (`n` runs), measured in alternating blocks for `a`
+/// and `b`; prints the row.
+fn pair<F: Future<Output = ()>>(
+    label: &str,
+    n: u64,
+    a: (&str, &dyn Fn() -> F),
+    b: (&str, &dyn Fn() -> F),
+) {
+    let time = |work: &dyn Fn() -> F| {
+        futures::executor::block_on(async {
+            let start = Instant::now();
+            for _ in 0..n {
+                work().await;
+            }
+            start.elapsed().as_secs_f64() * 1e6 / n as f64
+        })
+    };
+    let (mut times_a, mut times_b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for block in 0..blocks() {
+        let (ta, tb) = if block % 2 == 0 {
+            let ta = time(a.1);
+            (ta, time(b.1))
+        } else {
+            let tb = time(b.1);
+            (time(a.1), tb)
+        };
+        times_a.push(ta);
+        times_b.push(tb);
+        ratios.push(tb / ta);
+    }
+    println!(
+        "| {label} | {}: {:.2} µs | {}: {:.2} µs | {:.3} |",
+        a.0,
+        median(times_a),
+        b.0,
+        median(times_b),
+        median(ratios)
+    );
+}
+
+async fn connect(tools: usize, approve: bool, track: bool) -> Client {
+    let count = tools.to_string();
+    let mut builder = Client::builder(Transport::builder([SERVER, "--tools", count.as_str()]));
+    if approve {
+        builder = builder.approve_calls(|_: ToolCall| async { Approval::Allow });
+    }
+    if track {
+        builder = builder.on_tools_changed(|changes| {
+            assert!(changes.is_empty(), "nothing changes in this bench");
+        });
+    }
+    let client = builder.connect().await.unwrap();
+    client.tools().await.unwrap();
+    client
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    println!("| row | without | with | with / without (median of blocks) |");
+    println!("|---|---|---|---|");
+    let (plain, hooked, untracked, tracked) = futures::executor::block_on(async {
+        (
+            connect(1, false, false).await,
+            connect(1, true, false).await,
+            connect(100, false, false).await,
+            connect(100, false, true).await,
+        )
+    });
+    let call = |client: &Client| {
+        let client = client.clone();
+        async move {
+            client.call_tool("echo", json!({"n": 1})).await.unwrap();
+        }
+    };
+    pair(
+        "call_tool",
+        2_000,
+        ("no hook", &|| call(&plain)),
+        ("approval hook", &|| call(&hooked)),
+    );
+    let list = |client: &Client| {
+        let client = client.clone();
+        async move {
+            assert_eq!(client.list_tools().await.unwrap().len(), 100);
+        }
+    };
+    pair(
+        "list_tools, 100 tools",
+        300,
+        ("untracked", &|| list(&untracked)),
+        ("change tracking", &|| list(&tracked)),
+    );
+    let tools = futures::executor::block_on(untracked.list_tools()).unwrap();
+    let rounds = 200;
+    let mut per_listing = Vec::new();
+    for _ in 0..blocks() {
+        let start = Instant::now();
+        for _ in 0..rounds {
+            for tool in &tools {
+                std::hint::black_box(tool.digest());
+            }
+        }
+        per_listing.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds));
+    }
+    println!(
+        "| digest of 100 tools | | {:.1} µs per listing | |",
+        median(per_listing)
+    );
+    futures::executor::block_on(async {
+        for client in [plain, hooked, untracked, tracked] {
+            client.close().await.unwrap();
+        }
+    });
+}
