@@ -105,7 +105,11 @@ async fn host(
                     println!("  new: {}", tool.name);
                 }
                 for change in &held.changed {
-                    println!("  changed: {} ({})", change.after.name, change.fields.join(", "));
+                    println!(
+                        "  changed: {} ({})",
+                        change.after.name,
+                        change.fields.join(", ")
+                    );
                 }
             }
             "accept" => {
@@ -135,8 +139,14 @@ fn report(changes: &ToolChanges) {
             change.fields.join(", ")
         );
         if change.before.description != change.after.description {
-            println!("    was: {}", change.before.description.as_deref().unwrap_or(""));
-            println!("    now: {}", change.after.description.as_deref().unwrap_or(""));
+            println!(
+                "    was: {}",
+                change.before.description.as_deref().unwrap_or("")
+            );
+            println!(
+                "    now: {}",
+                change.after.description.as_deref().unwrap_or("")
+            );
         }
     }
 }
@@ -147,7 +157,11 @@ async fn ask(person: Person, call: ToolCall) -> Approval {
     if call.hints.read_only {
         return Approval::Allow;
     }
-    let trust = if call.trusted { "trusted" } else { "not trusted: its claims are not acted on" };
+    let trust = if call.trusted {
+        "trusted"
+    } else {
+        "not trusted: its claims are not acted on"
+    };
     println!(
         "  {} wants to run {} with {} (it claims read-only: {}, destructive: {}; {trust}). Allow? [y/N]",
         call.server, call.tool.name, call.arguments, call.claimed.read_only, call.claimed.destructive

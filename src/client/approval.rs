@@ -1,19 +1,14 @@
 //! The host's say before a tool call is written: the call as the host sees
-//! it ([`ToolCall`]), what the host answers ([`Approval`]), and the step
-//! that asks it.
+//! it ([`ToolCall`]) and what the host answers ([`Approval`]); the step that
+//! asks is `Client::approve` (`tool_safety.rs`).
 
-use std::any::Any;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::Value;
 
-use crate::error::Error;
-
-use super::client::Client;
 use super::hints::ToolHints;
 use super::types::Tool;
 
@@ -88,61 +83,4 @@ where
     Fut: Future<Output = Approval> + Send + 'static,
 {
     Arc::new(move |call| hook(call).boxed())
-}
-
-impl Client {
-    /// Asks the host's hook, if there is one, whether `name` may be called
-    /// with `arguments`; `Err(Denied)` if not, or if the hook panicked.
-    pub(super) async fn approve(&self, name: &str, arguments: &Value) -> Result<(), Error> {
-        let Some(hook) = self.inner.guard.approve.clone() else {
-            return Ok(());
-        };
-        // A failed listing is no reason to refuse: the name alone stands
-        // for the tool, with the specification's defaults.
-        let tool = match self.cached_tools().await {
-            Ok(tools) => tools.iter().find(|t| t.name == name).cloned(),
-            Err(_) => None,
-        };
-        let tool = tool.unwrap_or_else(|| Tool::named(name));
-        let trusted = self.inner.guard.trusted;
-        let claimed = tool.hints();
-        let call = ToolCall {
-            server: self.inner.name.clone(),
-            tool,
-            arguments: arguments.clone(),
-            hints: if trusted {
-                claimed
-            } else {
-                ToolHints::default()
-            },
-            claimed,
-            trusted,
-        };
-        let answer = match std::panic::catch_unwind(AssertUnwindSafe(|| hook(call))) {
-            Ok(answer) => AssertUnwindSafe(answer).catch_unwind().await,
-            Err(panic) => Err(panic),
-        };
-        let reason = match answer {
-            Ok(Approval::Allow) => return Ok(()),
-            Ok(Approval::Deny(reason)) => format!("the host denied it: {reason}"),
-            Err(panic) => format!(
-                "the host's approval hook panicked{}",
-                panic_text(panic.as_ref())
-                    .map(|text| format!(": {text}"))
-                    .unwrap_or_default()
-            ),
-        };
-        Err(Error::Denied {
-            tool: name.to_owned(),
-            reason,
-        })
-    }
-}
-
-/// The message a panic carried, when it is text.
-fn panic_text(panic: &(dyn Any + Send)) -> Option<&str> {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
 }

@@ -56,6 +56,7 @@ mod tasks;
 mod tool_cache;
 mod tool_changes;
 mod tool_ledger;
+mod tool_safety;
 mod tools;
 mod types;
 #[cfg(feature = "validate")]

@@ -1,14 +1,12 @@
 //! What a client keeps of its server's tools between listings: the last
 //! listing, so that the next one can say what changed, and, when changes
 //! are held, the definitions accepted so far, so that a tool new or changed
-//! since is neither listed nor called until the host accepts it.
+//! since is neither listed nor called until the host accepts it (the
+//! client's methods that read it are in `tool_safety.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::error::Error;
-
-use super::client::Client;
 use super::tool_changes::{compare, same, ToolChanges};
 use super::types::Tool;
 
@@ -144,109 +142,5 @@ impl ToolLedger {
         } else {
             ledger.seen.as_deref().map(<[Tool]>::to_vec)
         }
-    }
-}
-
-impl Client {
-    /// The tool changes that await [`accept_tool_changes`](Self::accept_tool_changes)
-    /// (with [`ClientBuilder::hold_tool_changes`](super::ClientBuilder::hold_tool_changes)):
-    /// tools `added` since the accepted definitions and tools `changed`
-    /// (before: as accepted; after: as listed now). Never a removed tool:
-    /// those go at once. Empty when nothing is held.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # futures::executor::block_on(async {
-    /// use stdio_mcp::client::Client;
-    ///
-    /// let client = Client::builder(["my-mcp-server"]).hold_tool_changes(true).connect().await?;
-    /// client.tools().await?; // the first listing: what is accepted
-    /// // ... later, after the server changed a tool:
-    /// client.tools().await?;
-    /// for change in &client.held_tool_changes().changed {
-    ///     println!("{} changed its {}", change.after.name, change.fields.join(", "));
-    /// }
-    /// # Ok::<(), stdio_mcp::Error>(()) });
-    /// ```
-    #[must_use]
-    pub fn held_tool_changes(&self) -> ToolChanges {
-        self.inner.ledger.held_changes()
-    }
-
-    /// Accepts every held change: the tools as last listed become listed
-    /// and callable, and the definitions later listings are held against.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # futures::executor::block_on(async {
-    /// use stdio_mcp::client::Client;
-    ///
-    /// let client = Client::builder(["my-mcp-server"]).hold_tool_changes(true).connect().await?;
-    /// client.tools().await?;
-    /// if !client.held_tool_changes().is_empty() {
-    ///     // A person looked at them and said yes.
-    ///     client.accept_tool_changes();
-    /// }
-    /// # Ok::<(), stdio_mcp::Error>(()) });
-    /// ```
-    pub fn accept_tool_changes(&self) {
-        self.inner.ledger.accept();
-    }
-
-    /// Notes a listing just stored: the hooks hear what changed.
-    pub(super) fn note_listing(&self, tools: &Arc<[Tool]>) {
-        let ledger = &self.inner.ledger;
-        if !ledger.tracking() {
-            return;
-        }
-        let changes = ledger.listed(tools);
-        let guard = &self.inner.guard;
-        if let (Some(hook), Some(changes)) = (&guard.on_changed, &changes) {
-            if !changes.is_empty() {
-                hook(changes);
-            }
-        }
-        if let Some(hook) = &guard.on_listed {
-            let visible = ledger.visible(Arc::clone(tools));
-            hook(&visible, changes.as_ref());
-        }
-    }
-
-    /// `tools` without those held back.
-    pub(super) fn visible(&self, tools: Arc<[Tool]>) -> Arc<[Tool]> {
-        self.inner.ledger.visible(tools)
-    }
-
-    /// `Err(Denied)` when `name` is held back.
-    pub(crate) fn refuse_held(&self, name: &str) -> Result<(), Error> {
-        let why = match self.inner.ledger.held(name) {
-            None => return Ok(()),
-            Some(Held::New) => "the tool is new since its server's tools were accepted",
-            Some(Held::Changed) => "its definition changed since it was accepted",
-        };
-        Err(Error::Denied {
-            tool: name.to_owned(),
-            reason: format!("{why}, and awaits accept_tool_changes()"),
-        })
-    }
-
-    /// The definitions accepted so far (a group's catalog cache keeps them).
-    pub(crate) fn accepted_tools(&self) -> Option<Vec<Tool>> {
-        self.inner.ledger.accepted()
-    }
-
-    /// The tools of the last listing that are held back (a group names them
-    /// so that a call by that name is refused as held).
-    pub(crate) async fn held_tools(&self) -> Vec<Tool> {
-        let Ok(tools) = self.cached_tools().await else {
-            return Vec::new();
-        };
-        tools
-            .iter()
-            .filter(|tool| self.inner.ledger.held(&tool.name).is_some())
-            .cloned()
-            .collect()
     }
 }
