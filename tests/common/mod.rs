@@ -274,5 +274,15 @@ pub fn write_tools(path: &std::path::Path, tools: &[(&str, &str)]) {
 pub fn write_whole(path: &std::path::Path, text: &str) {
     let next = path.with_extension("next");
     std::fs::write(&next, text).unwrap();
-    std::fs::rename(&next, path).unwrap();
+    // Windows refuses to replace a file another process has open (the peer
+    // reading it): tried again for up to a second.
+    for _ in 0..100 {
+        match std::fs::rename(&next, path) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            done => return done.unwrap(),
+        }
+    }
+    panic!("{} stayed in use for a second", path.display());
 }
