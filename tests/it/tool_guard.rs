@@ -491,8 +491,11 @@ fn group_config(servers: &[(&str, &Path, bool)]) -> Config {
 
 #[test]
 fn a_group_approves_each_call_holds_changes_and_refuses_held_tools_by_group_name() {
-    let dir = scratch("group");
-    run(30, async {
+    on_each_executor("group", group_guard);
+}
+
+async fn group_guard(dir: PathBuf) {
+    {
         let (mine, theirs) = (dir.join("mine.json"), dir.join("theirs.json"));
         write(&mine, json!([tool("read", "Reads.", true)]));
         write(&theirs, json!([tool("read", "Reads.", true)]));
@@ -566,8 +569,7 @@ fn a_group_approves_each_call_holds_changes_and_refuses_held_tools_by_group_name
         let e = group.call_tool("mine__read", json!({})).await.unwrap_err();
         assert!(e.to_string().contains("not known to be read-only"), "{e}");
         group.close().await;
-    });
-    std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
 
 #[test]
