@@ -13,7 +13,11 @@ use std::time::Instant;
 use stdio_mcp::client::Client;
 use stdio_mcp::Transport;
 
-const PEER: &str = env!("CARGO_BIN_EXE_stdio-mcp-peer");
+/// The test peer of this build (`cargo build --release -p stdio-mcp-testkit`).
+fn peer() -> &'static str {
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| stdio_mcp_testkit::exe("stdio-mcp-peer"))
+}
 
 fn main() {
     let rounds: u64 = std::env::var("BENCH_CONNECT_ROUNDS")
@@ -32,7 +36,7 @@ fn main() {
             .map(|round| {
                 // A watchdog of its own makes each command line new.
                 let watchdog = (600 + round).to_string();
-                let command = std::iter::once(PEER)
+                let command = std::iter::once(peer())
                     .chain(flags.iter().copied())
                     .chain(["--watchdog", watchdog.as_str()]);
                 futures::executor::block_on(async {

@@ -23,7 +23,11 @@ use stdio_mcp::client::Client;
 use stdio_mcp::config::Config;
 use stdio_mcp::group::{Group, ServerState};
 
-const PEER: &str = env!("CARGO_BIN_EXE_stdio-mcp-peer");
+/// The test peer of this build (`cargo build --release -p stdio-mcp-testkit`).
+fn peer() -> &'static str {
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| stdio_mcp_testkit::exe("stdio-mcp-peer"))
+}
 const GROUP_SIZE: usize = 8;
 const START_DELAY_MS: u64 = 100;
 const BLOCKS: usize = 5;
@@ -35,7 +39,7 @@ fn config(dir: &Path) -> Config {
     let servers: serde_json::Map<_, _> = (0..GROUP_SIZE)
         .map(|i| {
             let entry = json!({
-                "command": PEER,
+                "command": peer(),
                 "args": ["--start-delay", delay, "--log-start", log],
             });
             (format!("s{i}"), entry)
@@ -142,16 +146,16 @@ fn runtime(dir: &Path) {
             if changed && i == 0 {
                 args.push("--paged".into());
             }
-            servers.insert(format!("s{i}"), json!({ "command": PEER, "args": args }));
+            servers.insert(format!("s{i}"), json!({ "command": peer(), "args": args }));
         }
         servers.insert(
             "noise".into(),
-            json!({ "command": PEER,
+            json!({ "command": peer(),
             "args": ["--noise", "150", "--discover", "silent", "--initialize", "never"] }),
         );
         servers.insert(
             "never".into(),
-            json!({ "command": PEER,
+            json!({ "command": peer(),
             "args": ["--discover", "silent", "--initialize", "never", "--ignore-eof"] }),
         );
         Config::parse(&json!({ "mcpServers": servers }).to_string()).unwrap()

@@ -16,7 +16,11 @@ use serde_json::json;
 use stdio_mcp::client::{Approval, Client, ToolCall};
 use stdio_mcp::Transport;
 
-const SERVER: &str = env!("CARGO_BIN_EXE_stdio-mcp-bench-server");
+/// The bench server of this build (`cargo build --release -p stdio-mcp-testkit`).
+fn server_exe() -> &'static str {
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| stdio_mcp_testkit::exe("stdio-mcp-bench-server"))
+}
 
 fn blocks() -> usize {
     std::env::var("BENCH_BLOCKS")
@@ -72,7 +76,11 @@ fn pair<F: Future<Output = ()>>(
 
 async fn connect(tools: usize, approve: bool, track: bool) -> Client {
     let count = tools.to_string();
-    let mut builder = Client::builder(Transport::builder([SERVER, "--tools", count.as_str()]));
+    let mut builder = Client::builder(Transport::builder([
+        server_exe(),
+        "--tools",
+        count.as_str(),
+    ]));
     if approve {
         builder = builder.approve_calls(|_: ToolCall| async { Approval::Allow });
     }

@@ -31,7 +31,11 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::{json, Value};
 use stdio_mcp::{Transport, TransportBuilder};
 
-const SERVER: &str = env!("CARGO_BIN_EXE_stdio-mcp-bench-server");
+/// The bench server of this build (`cargo build --release -p stdio-mcp-testkit`).
+fn server_exe() -> &'static str {
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| stdio_mcp_testkit::exe("stdio-mcp-bench-server"))
+}
 
 fn quick() -> bool {
     env::var_os("BENCH_QUICK").is_some()
@@ -46,7 +50,7 @@ fn scaled(full: u64, quick_value: u64) -> u64 {
 }
 
 fn server() -> TransportBuilder {
-    Transport::builder([SERVER])
+    Transport::builder([server_exe()])
 }
 
 // ---------- raw: the blocking baseline ----------
@@ -62,7 +66,7 @@ struct Raw {
 
 impl Raw {
     fn start() -> Raw {
-        let mut child = Command::new(SERVER)
+        let mut child = Command::new(server_exe())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -207,7 +211,7 @@ fn async_server() -> (
     async_process::ChildStdin,
     futures::io::BufReader<async_process::ChildStdout>,
 ) {
-    let mut child = async_process::Command::new(SERVER)
+    let mut child = async_process::Command::new(server_exe())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -753,7 +757,7 @@ fn rows() -> Vec<Row> {
 fn client_catalog(mode: &str, n: u64) -> f64 {
     use stdio_mcp::client::{Client, Era};
     futures::executor::block_on(async {
-        let builder = Client::builder(Transport::builder([SERVER])).era(Era::Legacy);
+        let builder = Client::builder(Transport::builder([server_exe()])).era(Era::Legacy);
         #[cfg(feature = "validate")]
         let builder = builder.validate_arguments(match mode {
             "validate-on" => stdio_mcp::client::Validation::Enforce,
@@ -792,9 +796,9 @@ fn client_calls(mode: &str, n: u64, pipelined: bool, window: usize) -> f64 {
     use stdio_mcp::client::{Client, Era, RestartPolicy};
     let modern = mode.starts_with("modern");
     let args: &[&str] = if modern {
-        &[SERVER, "--modern"]
+        &[server_exe(), "--modern"]
     } else {
-        &[SERVER]
+        &[server_exe()]
     };
     futures::executor::block_on(async {
         let mut builder = Client::builder(Transport::builder(args)).era(if modern {

@@ -14,7 +14,7 @@
 //! program itself started as the demo server (`${STDIO_MCP_DEMO_SERVER}` is
 //! set to it), so it needs nothing installed.
 
-#[path = "../tests/peer/demo.rs"]
+#[path = "support/demo.rs"]
 mod demo;
 
 use std::path::PathBuf;

@@ -8,13 +8,13 @@
 //! ```
 //!
 //! With no command, the example starts itself again as the demo server
-//! (`tests/peer/demo.rs`), so it needs nothing installed. It prints the server's
+//! (`examples/support/demo.rs`), so it needs nothing installed. It prints the server's
 //! info and tools, makes one tool call showing its progress (or the one
 //! `--call TOOL ARGUMENTS` names, showing its task's status if it becomes a
 //! task), and closes. A question the server asks (elicitation) is answered
 //! with the first choice it offers.
 
-#[path = "../tests/peer/demo.rs"]
+#[path = "support/demo.rs"]
 mod demo;
 
 use serde_json::{json, Value};

@@ -12,7 +12,7 @@
 //! (progress, printed as it comes). With no command it runs the demo server
 //! of this repository, which asks nothing: only the progress call runs.
 
-#[path = "../tests/peer/demo.rs"]
+#[path = "support/demo.rs"]
 mod demo;
 
 use serde_json::{json, Map, Value};

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{run, PEER};
+use common::{peer_exe, run};
 use serde_json::json;
 use stdio_mcp::config::Config;
 use stdio_mcp::group::Group;
@@ -20,8 +20,8 @@ use stdio_mcp::group::Group;
 /// carries `marker` on its command line, so the test finds its processes.
 fn hosted(marker: &str) -> Config {
     let config = json!({ "mcpServers": {
-        "good": { "command": PEER, "args": ["--log-start", format!("{marker}-good")] },
-        "mute": { "command": PEER, "args": ["--no-read", "--log-start", format!("{marker}-mute")] },
+        "good": { "command": peer_exe(), "args": ["--log-start", format!("{marker}-good")] },
+        "mute": { "command": peer_exe(), "args": ["--no-read", "--log-start", format!("{marker}-mute")] },
     } });
     Config::parse(&config.to_string()).unwrap()
 }

@@ -92,7 +92,7 @@ fn unrelated_group() -> std::process::Child {
 
 #[cfg(windows)]
 fn unrelated_group() -> std::process::Child {
-    Command::new(common::PEER)
+    Command::new(common::peer_exe())
         .args(["--no-read", "--watchdog", "30"])
         .spawn()
         .unwrap()

@@ -55,7 +55,7 @@ fn close_ends_a_shells_background_job() {
     run(15, async {
         let script = format!(
             "sleep 300 & echo \"grandchild $!\" >&2; {} --ignore-eof; echo after >&2",
-            common::PEER
+            common::peer_exe()
         );
         let t = stdio_mcp::Transport::builder(["sh", "-c", &script])
             .spawn()
@@ -235,7 +235,7 @@ fn a_group_whose_leader_exits_while_the_transport_is_open_does_not_outlive_it() 
 #[test]
 fn a_zombie_left_in_the_group_is_not_waited_for() {
     run(15, async {
-        let script = format!("sleep 0.1 & exec {} --ignore-eof", common::PEER);
+        let script = format!("sleep 0.1 & exec {} --ignore-eof", common::peer_exe());
         let t = stdio_mcp::Transport::builder(["sh", "-c", &script])
             .spawn()
             .unwrap();

@@ -54,6 +54,8 @@ fn main() {
             "stdio-mcp",
             "--example",
             "quickstart",
+            "-p",
+            "stdio-mcp-testkit",
             "--bin",
             "stdio-mcp-peer",
         ])

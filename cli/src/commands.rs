@@ -175,7 +175,7 @@ impl Session {
                 let listed = if known.is_empty() {
                     " (no config file found; name one with --config, or give the server's command after --)".to_owned()
                 } else {
-                    format!(" (servers: {}{hint})", known.join(", "))
+                    format!("{hint}; its servers: {}", known.join(", "))
                 };
                 return Err(Failure::usage(format!("no server {name:?}{listed}")));
             }

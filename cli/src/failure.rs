@@ -83,7 +83,8 @@ impl fmt::Display for Failure {
     }
 }
 
-/// `, did you mean "X"?` for the known name closest to `wrong`, if one is close.
+/// ` (did you mean "X"?)` for the known name closest to `wrong`, if one is
+/// close: the library's phrasing for an unknown config key, too.
 pub fn did_you_mean<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -> String {
     let best = known
         .into_iter()
@@ -98,7 +99,7 @@ pub fn did_you_mean<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -
         })
         .min_by_key(|(d, _)| *d);
     match best {
-        Some((_, k)) => format!("; did you mean {k:?}?"),
+        Some((_, k)) => format!(" (did you mean {k:?}?)"),
         None => String::new(),
     }
 }
@@ -129,7 +130,7 @@ mod tests {
     fn close_names_are_suggested_and_far_ones_not() {
         assert_eq!(
             did_you_mean("tiem", ["time", "git"]),
-            "; did you mean \"time\"?"
+            " (did you mean \"time\"?)"
         );
         assert_eq!(did_you_mean("zzzz", ["time", "git"]), "");
     }

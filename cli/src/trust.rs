@@ -202,7 +202,7 @@ impl Session {
                 let listed = if project.is_empty() {
                     " (no project file here defines any: ./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json)".to_owned()
                 } else {
-                    format!(" (project servers: {}{hint})", project.join(", "))
+                    format!("{hint}; the project servers: {}", project.join(", "))
                 };
                 Err(Failure::usage(format!(
                     "{name:?} is not a project server{listed}"

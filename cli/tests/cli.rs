@@ -219,11 +219,11 @@ fn bad_input_exits_1_with_one_line_and_a_did_you_mean() {
         (vec!["tolls"], "a similar subcommand exists: 'tools'"),
         (
             vec!["--config", &config, "tools", "dmeo"],
-            "did you mean \"demo\"?",
+            "\"dmeo\" (did you mean \"demo\"?)",
         ),
         (
             vec!["--config", &config, "call", "demo", "ecko"],
-            "did you mean \"echo\"?",
+            "(did you mean \"echo\"?)",
         ),
         (
             vec!["--config", &config, "call", "demo", "echo", "--frob"],
@@ -231,7 +231,7 @@ fn bad_input_exits_1_with_one_line_and_a_did_you_mean() {
         ),
         (
             vec!["--config", &config, "tools", "typo"],
-            "is \"comand\" a typo of \"command\"?",
+            "unknown key \"comand\" (did you mean \"command\"?)",
         ),
     ] {
         let r = s.run(&args);

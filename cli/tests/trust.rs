@@ -174,7 +174,10 @@ fn trust_takes_project_servers_only_and_a_bad_store_starts_nothing() {
         typo.stderr.contains("\"dmeo\" is not a project server"),
         "{typo:?}"
     );
-    assert!(typo.stderr.contains("did you mean \"demo\"?"), "{typo:?}");
+    assert!(
+        typo.stderr.contains(" (did you mean \"demo\"?)"),
+        "{typo:?}"
+    );
 
     std::fs::create_dir_all(trust_file(&s).parent().unwrap()).unwrap();
     std::fs::write(trust_file(&s), "not json").unwrap();

@@ -15,9 +15,9 @@ use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_
 use super::guard::Guard;
 use super::handlers::InputHandlers;
 use super::inbound::ToolsStale;
+use super::model::types::{Extra, Implementation};
 use super::origin;
 use super::restart::{RestartHook, RestartInfo, RestartPolicy, SpawnHook};
-use super::types::{Extra, Implementation};
 #[cfg(feature = "validate")]
 use super::validation::{Invalid, Validation};
 

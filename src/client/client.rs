@@ -21,12 +21,12 @@ use super::guard::Guard;
 use super::handlers::InputHandlers;
 use super::inbound::Inbound;
 use super::life::{ClientState, Life};
+use super::model::types::{Implementation, ServerCapabilities};
 use super::request::{CallOptions, Caller};
 use super::session::Session;
 use super::subscription::Subscription;
 use super::tool_cache::ToolCache;
 use super::tool_ledger::ToolLedger;
-use super::types::{Implementation, ServerCapabilities};
 use super::wire::{decode, explain_missing_capability, Protocol, META_LOG_LEVEL};
 
 /// A connected MCP client: the handshake is done, the server is ready.

@@ -25,7 +25,7 @@ use super::session::{handshake, known_era, probe, remember_era, Hello, Probe};
 
 /// A started process: its transport and, when restarts are on, the channel
 /// that hands its supervisor the connected client.
-type Started = (Transport, Option<oneshot::Sender<Handoff>>);
+type StartedProcess = (Transport, Option<oneshot::Sender<Handoff>>);
 
 impl ClientBuilder {
     /// Starts the server and finds its era; the caller names the errors.
@@ -71,7 +71,7 @@ impl ClientBuilder {
         let mut retry = Some(transport.again(handlers.handlers()));
         let restarting = restart.is_some();
         let restart = restart.map(|policy| (policy, transport.again(handlers.handlers())));
-        let mut start = |builder: TransportBuilder| -> Result<Started, Error> {
+        let mut start = |builder: TransportBuilder| -> Result<StartedProcess, Error> {
             let (started, driver) = origin::spawn(builder)?;
             if let Some(hook) = &on_spawn {
                 hook(&started);

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use super::approval::ApproveHook;
-use super::tool_changes::ToolChanges;
-use super::types::Tool;
+use super::model::approval::ApproveHook;
+use super::model::tool_changes::ToolChanges;
+use super::model::types::Tool;
 
 /// The user's hook, told what a listing changed.
 pub(crate) type ChangesHook = Arc<dyn Fn(&ToolChanges) + Send + Sync>;

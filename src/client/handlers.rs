@@ -10,10 +10,10 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::{json, Value};
 
-use super::asks::{
+use super::model::asks::{
     fill_defaults, CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult,
 };
-use super::roots::{roots_answer, ListRootsRequest, Root};
+use super::model::roots::{roots_answer, ListRootsRequest, Root};
 use crate::error::RpcError;
 use crate::message::ServerRequest;
 use crate::route::{Reply, RequestHandler};

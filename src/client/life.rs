@@ -14,8 +14,8 @@ use crate::error::Error;
 use crate::transport::{Close, Transport};
 
 use super::inbound::Inbound;
+use super::model::types::LoggingLevel;
 use super::subscription::Holds;
-use super::types::LoggingLevel;
 
 /// The client's side of its server's life: the process calls go to now,
 /// whether the client gave up on it, and whether it was closed.

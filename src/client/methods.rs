@@ -11,12 +11,12 @@ use crate::error::Error;
 
 use super::client::Client;
 use super::era::Era;
-use super::listing::{ListItem, Listing};
-use super::offers::{
+use super::model::listing::{ListItem, Listing};
+use super::model::offers::{
     CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
 };
+use super::model::types::LoggingLevel;
 use super::request::CallOptions;
-use super::types::LoggingLevel;
 use super::wire::decode;
 
 impl Client {

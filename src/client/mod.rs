@@ -24,8 +24,6 @@
 // (origin); then the public client, one topic a file: the handle (client),
 // the MCP methods (methods), tools (tools), tasks (tasks), change
 // notifications (listen), and the builder (builder, with Client::connect).
-mod approval;
-mod asks;
 mod builder;
 // The handle's file, as the layout in docs/design.md names it.
 #[allow(clippy::module_inception)]
@@ -34,40 +32,29 @@ mod connect;
 mod era;
 mod guard;
 mod handlers;
-mod hints;
 mod inbound;
 mod life;
 mod limits;
 mod listen;
-mod listing;
 mod methods;
+mod model;
 mod noise;
 mod nudge;
-mod offers;
 mod origin;
 mod request;
 mod restart;
-mod roots;
 mod server_requests;
 mod session;
 mod subscription;
-mod task_status;
 mod tasks;
 mod tool_cache;
-mod tool_changes;
 mod tool_ledger;
 mod tool_safety;
 mod tools;
-mod types;
 #[cfg(feature = "validate")]
 mod validation;
 mod wire;
 
-pub(crate) use approval::{approve_hook, ApproveHook};
-pub use approval::{Approval, ToolCall};
-pub use asks::{
-    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, SamplingMessage,
-};
 pub use builder::ClientBuilder;
 pub use client::{Client, ClientClose};
 pub use era::{
@@ -75,23 +62,28 @@ pub use era::{
     LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS,
 };
 pub use handlers::{IntoHandler, ServerRequestHandler, TypedForm, WireForm};
-pub use hints::ToolHints;
 pub use life::ClientState;
-pub use listing::{ListItem, Listing};
-pub use offers::{
+pub(crate) use model::approval::{approve_hook, ApproveHook};
+pub use model::approval::{Approval, ToolCall};
+pub use model::asks::{
+    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, SamplingMessage,
+};
+pub use model::hints::ToolHints;
+pub use model::listing::{ListItem, Listing};
+pub use model::offers::{
     CompleteResult, Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage,
     ReadResourceResult, Resource, ResourceTemplate,
 };
-pub use request::CallOptions;
-pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
-pub use roots::{ListRootsRequest, Root};
-pub use subscription::{ListenFilter, Subscription};
-pub use task_status::{TaskStatus, TaskSupport};
-pub(crate) use tool_changes::compare as compare_tools;
-pub use tool_changes::{ToolChange, ToolChanges};
-pub use types::{
+pub use model::roots::{ListRootsRequest, Root};
+pub use model::task_status::{TaskStatus, TaskSupport};
+pub(crate) use model::tool_changes::compare as compare_tools;
+pub use model::tool_changes::{ToolChange, ToolChanges};
+pub use model::types::{
     CallToolResult, Content, Extra, Implementation, LoggingLevel, Progress, ResourceContents,
     ServerCapabilities, Tool,
 };
+pub use request::CallOptions;
+pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
+pub use subscription::{ListenFilter, Subscription};
 #[cfg(feature = "validate")]
 pub use validation::{Checked, Invalid, Validation};

@@ -21,10 +21,10 @@ pub(crate) const NOISE_LIMIT: u64 = 100;
 
 /// Shared between the connect and the handlers on the transport.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Noise(Arc<Inner>);
+pub(crate) struct Noise(Arc<NoiseState>);
 
 #[derive(Debug, Default)]
-struct Inner {
+struct NoiseState {
     seen: Mutex<Seen>,
     /// The server has written a JSON-RPC message: its noise is a banner.
     spoke: AtomicBool,

@@ -14,8 +14,8 @@ use super::handlers::InputHandlers;
 use super::inbound::{token_key, Inbound};
 use super::life::Life;
 use super::limits::{Body, LastProgress, Limits};
-use super::task_status::TaskStatus;
-use super::types::Progress;
+use super::model::task_status::TaskStatus;
+use super::model::types::Progress;
 use super::wire::{input_required, into_object, with_meta, Protocol};
 
 pub(super) type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;

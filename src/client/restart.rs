@@ -29,10 +29,10 @@ use crate::transport::Transport;
 use super::era::Era;
 use super::inbound::Inbound;
 use super::life::{exit_error, Life};
+use super::model::types::{Implementation, LoggingLevel};
 use super::noise::Noise;
 use super::origin;
 use super::session::{handshake, Hello};
-use super::types::{Implementation, LoggingLevel};
 use super::wire::{send_listen, Protocol};
 
 /// The method of the item a [`Subscription`](super::Subscription) yields when

@@ -2,10 +2,10 @@
 //! `sampling/createMessage`, `elicitation/create`): the builder's methods
 //! that take the async handlers and say which forms they take.
 
-use super::asks::{CreateMessageRequest, ElicitRequest};
 use super::builder::ClientBuilder;
 use super::handlers::IntoHandler;
-use super::roots::ListRootsRequest;
+use super::model::asks::{CreateMessageRequest, ElicitRequest};
+use super::model::roots::ListRootsRequest;
 
 impl ClientBuilder {
     /// Answers the server's `roots/list`; declares the `roots` capability.

@@ -17,9 +17,9 @@ use crate::pending::RequestOptions;
 use crate::transport::Transport;
 
 use super::era::{Era, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};
+use super::model::types::{Extra, Implementation, ServerCapabilities};
 use super::noise::Noise;
 use super::nudge;
-use super::types::{Extra, Implementation, ServerCapabilities};
 use super::wire::{complete, decode, TASKS_EXTENSION};
 
 /// The server's answer to `initialize`.

@@ -20,9 +20,9 @@ use crate::error::{Error, RpcError};
 
 use super::client::Client;
 use super::era::Era;
+use super::model::task_status::TaskStatus;
+use super::model::types::CallToolResult;
 use super::request::{answer_inputs, CallOptions, TaskCallback};
-use super::task_status::TaskStatus;
-use super::types::CallToolResult;
 use super::wire::{decode, with_meta};
 
 /// Between polls when the server suggests nothing.

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use event_listener::{Event, EventListener};
 
-use super::types::Tool;
+use super::model::types::Tool;
 #[cfg(feature = "validate")]
 use super::validation::{compile, Checked, Compiled};
 

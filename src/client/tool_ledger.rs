@@ -7,8 +7,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::tool_changes::{compare, same, ToolChanges};
-use super::types::Tool;
+use super::model::tool_changes::{compare, same, ToolChanges};
+use super::model::types::Tool;
 
 pub(crate) struct ToolLedger {
     /// Whether listings are noted at all (a hook, held changes or a baseline

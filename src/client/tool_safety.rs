@@ -2,7 +2,8 @@
 //! (approval hook, trust, change hook, held changes) and the client's steps
 //! and calls that use them (the approval before a call, what a listing
 //! changed, what is held and its acceptance). The state lives in `guard.rs`
-//! and `tool_ledger.rs`; the shapes in `approval.rs` and `tool_changes.rs`.
+//! and `tool_ledger.rs`; the shapes in `model/approval.rs` and
+//! `model/tool_changes.rs`.
 
 use std::any::Any;
 use std::future::Future;
@@ -14,14 +15,14 @@ use serde_json::Value;
 
 use crate::error::Error;
 
-use super::approval::{approve_hook, Approval, ApproveHook, ToolCall};
 use super::builder::ClientBuilder;
 use super::client::Client;
 use super::guard::ListedHook;
-use super::hints::ToolHints;
-use super::tool_changes::ToolChanges;
+use super::model::approval::{approve_hook, Approval, ApproveHook, ToolCall};
+use super::model::hints::ToolHints;
+use super::model::tool_changes::ToolChanges;
+use super::model::types::Tool;
 use super::tool_ledger::Held;
-use super::types::Tool;
 
 impl ClientBuilder {
     /// Calls `hook` before every `tools/call` this client would write

@@ -16,12 +16,12 @@ use crate::error::Error;
 
 use super::client::{excerpt, Client};
 use super::era::Era;
+use super::model::task_status::TaskSupport;
+use super::model::types::{CallToolResult, Progress, Tool};
 use super::request::{CallOptions, ProgressRoute};
 use super::subscription::ListenFilter;
-use super::task_status::TaskSupport;
 use super::tasks::{created_task, Following};
 use super::tool_cache::{Look, Version};
-use super::types::{CallToolResult, Progress, Tool};
 #[cfg(feature = "validate")]
 use super::validation::{problems, Checked, Invalid, Validation};
 use super::wire::decode;

@@ -402,8 +402,8 @@ impl Config {
     /// assert_eq!(config.errors()[0].server(), Some("typo"));
     /// assert_eq!(
     ///     config.errors()[0].to_string(),
-    ///     "server \"typo\", field command: missing (a stdio server needs its program; \
-    ///      is \"comand\" a typo of \"command\"?)"
+    ///     "server \"typo\", field command: missing (a stdio server needs its program): \
+    ///      unknown key \"comand\" (did you mean \"command\"?)"
     /// );
     /// # Ok::<(), stdio_mcp::config::ConfigError>(())
     /// ```

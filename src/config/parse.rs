@@ -119,11 +119,11 @@ fn parse_entry(
             let typo = entry
                 .keys()
                 .find(|key| *key != "command" && warning::closest(key) == Some("command"))
-                .map(|key| format!("; is {key:?} a typo of \"command\"?"))
+                .map(|key| format!(": unknown key {key:?} (did you mean \"command\"?)"))
                 .unwrap_or_default();
             return Err(fail(
                 "command",
-                format!("missing (a stdio server needs its program{typo})"),
+                format!("missing (a stdio server needs its program){typo}"),
             ));
         }
     };

@@ -10,9 +10,9 @@ use futures::FutureExt;
 
 use crate::error::Error;
 
-use super::{Inner, Rung, Stage, GROUP_CHECK, LADDER_STEP};
+use super::{ChildIo, Rung, Stage, GROUP_CHECK, LADDER_STEP};
 
-impl Inner {
+impl ChildIo {
     pub(super) fn start_close(&mut self) {
         if let Stage::Running { .. } = self.stage {
             event!(

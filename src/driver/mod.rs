@@ -78,13 +78,13 @@ const GROUP_CHECK: Duration = Duration::from_millis(50);
 /// ```
 #[must_use = "nothing is written to or read from the child until the driver is polled"]
 pub struct Driver {
-    inner: Option<Box<Inner>>,
+    inner: Option<Box<ChildIo>>,
     /// What runs once the child is done: a restarting client's supervisor,
     /// which drives each later process of its server.
     then: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
 }
 
-struct Inner {
+struct ChildIo {
     shared: Arc<Shared>,
     router: Router,
     child: Child,
@@ -145,7 +145,7 @@ impl Driver {
     ) -> Self {
         shared.lock().direct = sys::DirectWriter::of(&pipes.stdin);
         Driver {
-            inner: Some(Box::new(Inner {
+            inner: Some(Box::new(ChildIo {
                 router: Router::new(Arc::clone(&shared), handlers),
                 shared,
                 child,
@@ -300,7 +300,7 @@ fn read_lines(
     Drained::Waiting
 }
 
-impl Inner {
+impl ChildIo {
     fn poll_once(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.flush(cx);
         if self.sweep_deadlines(cx) {

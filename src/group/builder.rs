@@ -15,7 +15,7 @@ use crate::config::Config;
 
 use super::cache::{self, CachedServer};
 use super::catalog::Catalog;
-use super::member::{Member, Started};
+use super::member::{Member, MemberState};
 use super::reload::close_idle_servers;
 use super::start::{Customize, CustomizeTransport, Starter, StateHook, ToolsHook};
 use super::state::ServerState;
@@ -435,9 +435,11 @@ impl GroupBuilder {
                     .remove(&server.name)
                     .filter(|entry| entry.fingerprint == fingerprint);
                 let started = match entry {
-                    Some(entry) => Started::Idle(Arc::new(entry)),
-                    None if lazy => Started::Idle(Arc::new(CachedServer::unknown(&fingerprint))),
-                    None => Started::Starting(None),
+                    Some(entry) => MemberState::Idle(Arc::new(entry)),
+                    None if lazy => {
+                        MemberState::Idle(Arc::new(CachedServer::unknown(&fingerprint)))
+                    }
+                    None => MemberState::Starting(None),
                 };
                 Member::new(server.clone(), fingerprint, started)
             })

@@ -26,14 +26,14 @@ use super::runtime;
 use super::start::Starter;
 use super::state::ServerState;
 
-pub(crate) enum Started {
+pub(crate) enum MemberState {
     /// Not running; serving this catalog until its next call.
     Idle(Arc<CachedServer>),
     /// Being started; serving the cached catalog meanwhile, if there is one.
     Starting(Option<Arc<CachedServer>>),
     Ready {
         client: Client,
-        /// Started by a call, after serving a cached catalog.
+        /// MemberState by a call, after serving a cached catalog.
         lazily: bool,
     },
     Failed(Error),
@@ -61,7 +61,7 @@ pub(crate) struct Member {
     pub(crate) config: ServerConfig,
     /// Its command line's fingerprint (the catalog cache's, and reload's).
     pub(crate) fingerprint: String,
-    state: Mutex<Started>,
+    state: Mutex<MemberState>,
     /// Notified when a start ends and when the member is closed.
     settled: Event,
     /// A start is under way on the group's thread.
@@ -82,9 +82,13 @@ pub(crate) struct Member {
 }
 
 impl Member {
-    pub(crate) fn new(config: ServerConfig, fingerprint: String, started: Started) -> Arc<Self> {
+    pub(crate) fn new(
+        config: ServerConfig,
+        fingerprint: String,
+        started: MemberState,
+    ) -> Arc<Self> {
         let part = match &started {
-            Started::Idle(cached) => cached.tools.clone(),
+            MemberState::Idle(cached) => cached.tools.clone(),
             _ => Vec::new(),
         };
         let mut member = Member {
@@ -146,7 +150,7 @@ impl Member {
     /// the group's thread, so that the hook hears what changed.
     fn relist(&self) {
         let client = match &*lock(&self.state) {
-            Started::Ready { client, .. } => client.clone(),
+            MemberState::Ready { client, .. } => client.clone(),
             _ => return,
         };
         runtime::spawn(async move {
@@ -162,11 +166,11 @@ impl Member {
         Self::state_of(&lock(&self.state))
     }
 
-    fn state_of(started: &Started) -> ServerState {
+    fn state_of(started: &MemberState) -> ServerState {
         match started {
-            Started::Idle(_) => ServerState::Idle,
-            Started::Starting(_) => ServerState::Starting,
-            Started::Ready { client, .. } => match client.state() {
+            MemberState::Idle(_) => ServerState::Idle,
+            MemberState::Starting(_) => ServerState::Starting,
+            MemberState::Ready { client, .. } => match client.state() {
                 ClientState::Ready => ServerState::Ready(client.era()),
                 ClientState::Restarting => ServerState::Restarting,
                 ClientState::Closed => ServerState::Closed,
@@ -176,16 +180,16 @@ impl Member {
                         .map_or_else(|| "exited".to_owned(), |e| e.to_string()),
                 ),
             },
-            Started::Failed(error) => ServerState::Failed(error.to_string()),
-            Started::Closed => ServerState::Closed,
+            MemberState::Failed(error) => ServerState::Failed(error.to_string()),
+            MemberState::Closed => ServerState::Closed,
         }
     }
 
     /// Whether its tools are in the group's list in this state.
-    fn listed(state: &ServerState, started: &Started) -> bool {
+    fn listed(state: &ServerState, started: &MemberState) -> bool {
         match started {
-            Started::Idle(_) | Started::Starting(Some(_)) => true,
-            Started::Ready { .. } => {
+            MemberState::Idle(_) | MemberState::Starting(Some(_)) => true,
+            MemberState::Ready { .. } => {
                 matches!(state, ServerState::Ready(_) | ServerState::Restarting)
             }
             _ => false,
@@ -201,7 +205,7 @@ impl Member {
             let state = Self::state_of(&started);
             let listed = Self::listed(&state, &started);
             let catalog = match &*started {
-                Started::Idle(cached) | Started::Starting(Some(cached)) => {
+                MemberState::Idle(cached) | MemberState::Starting(Some(cached)) => {
                     Some(cached.tools.clone())
                 }
                 _ => None,
@@ -251,7 +255,7 @@ impl Member {
     /// catalog cache is to keep of it; `None` when it has no list to give.
     pub(crate) async fn tools(&self, caching: bool) -> Option<MemberTools> {
         let client = match &*lock(&self.state) {
-            Started::Idle(cached) | Started::Starting(Some(cached)) => {
+            MemberState::Idle(cached) | MemberState::Starting(Some(cached)) => {
                 let entry = (caching && cached.is_known()).then(|| CachedServer::clone(cached));
                 return Some(MemberTools {
                     tools: cached.tools.clone(),
@@ -259,7 +263,7 @@ impl Member {
                     entry,
                 });
             }
-            Started::Ready { client, .. } => client.clone(),
+            MemberState::Ready { client, .. } => client.clone(),
             _ => return None,
         };
         if !matches!(client.state(), ClientState::Ready | ClientState::Restarting) {
@@ -274,7 +278,7 @@ impl Member {
     /// Its client if it runs now, without starting it.
     pub(crate) fn running(&self) -> Option<Client> {
         match &*lock(&self.state) {
-            Started::Ready { client, .. } if client.state() == ClientState::Ready => {
+            MemberState::Ready { client, .. } if client.state() == ClientState::Ready => {
                 Some(client.clone())
             }
             _ => None,
@@ -282,7 +286,7 @@ impl Member {
     }
 
     pub(crate) fn is_starting(&self) -> bool {
-        matches!(&*lock(&self.state), Started::Starting(_))
+        matches!(&*lock(&self.state), MemberState::Starting(_))
     }
 
     /// Starts it on the group's thread, unless a start is under way already:
@@ -292,15 +296,15 @@ impl Member {
         {
             let mut state = lock(&self.state);
             let served = match &*state {
-                Started::Idle(entry) => Some(Arc::clone(entry)),
-                Started::Starting(entry) => entry.clone(),
-                Started::Failed(_) | Started::Closed if anew => None,
+                MemberState::Idle(entry) => Some(Arc::clone(entry)),
+                MemberState::Starting(entry) => entry.clone(),
+                MemberState::Failed(_) | MemberState::Closed if anew => None,
                 _ => return,
             };
             if self.starting.swap(true, Ordering::AcqRel) {
                 return;
             }
-            *state = Started::Starting(served.clone());
+            *state = MemberState::Starting(served.clone());
             let run = Self::run_start(Arc::clone(self), Arc::clone(starter), served);
             let (run, handle) = run.remote_handle();
             *lock(&self.start) = Some(handle);
@@ -352,10 +356,10 @@ impl Member {
             }));
         }
         let opened = starter.open(builder, member.name()).await;
-        let still_starting = matches!(&*lock(&member.state), Started::Starting(_));
+        let still_starting = matches!(&*lock(&member.state), MemberState::Starting(_));
         match opened {
             Ok(client) if still_starting => {
-                *lock(&member.state) = Started::Ready {
+                *lock(&member.state) = MemberState::Ready {
                     client: client.clone(),
                     lazily: served.is_some(),
                 };
@@ -363,7 +367,7 @@ impl Member {
                 Member::watch(&member, &starter, client.clone());
             }
             Err(error) if still_starting => {
-                *lock(&member.state) = Started::Failed(error);
+                *lock(&member.state) = MemberState::Failed(error);
                 member.report(&starter);
             }
             // Closed or stopped meanwhile: what was started goes too.
@@ -388,11 +392,10 @@ impl Member {
                 let state = client.state();
                 if matches!(state, ClientState::GaveUp | ClientState::Exited) {
                     let mut started = lock(&member.state);
-                    let ours =
-                        matches!(&*started, Started::Ready { client: c, .. } if c.same(&client));
+                    let ours = matches!(&*started, MemberState::Ready { client: c, .. } if c.same(&client));
                     if ours {
                         let failure = client.failure().unwrap_or(Error::NotAlive);
-                        *started = Started::Failed(failure);
+                        *started = MemberState::Failed(failure);
                     }
                 }
                 member.report(&starter);
@@ -410,15 +413,15 @@ impl Member {
         loop {
             let listener = self.settled.listen();
             match &*lock(&self.state) {
-                Started::Ready { client, lazily } => {
+                MemberState::Ready { client, lazily } => {
                     return Ok(Reached {
                         client: client.clone(),
                         lazily: *lazily,
                     })
                 }
-                Started::Failed(error) => return Err(error.clone()),
-                Started::Closed => return Err(Error::Closed.named(self.name())),
-                Started::Idle(_) | Started::Starting(_) => {}
+                MemberState::Failed(error) => return Err(error.clone()),
+                MemberState::Closed => return Err(Error::Closed.named(self.name())),
+                MemberState::Idle(_) | MemberState::Starting(_) => {}
             }
             self.begin_start(starter, false);
             listener.await;
@@ -439,7 +442,7 @@ impl Member {
     /// Ends it: a start under way is cancelled, its client closed, and every
     /// process started for it awaited until it has exited. `then` is the
     /// state it is left in (`Closed`, or `Idle` with its last catalog).
-    pub(crate) async fn end(&self, starter: &Starter, then: Started) {
+    pub(crate) async fn end(&self, starter: &Starter, then: MemberState) {
         self.end_if(starter, then, |_| true).await;
     }
 
@@ -453,12 +456,12 @@ impl Member {
         limit: Duration,
         catalog: CachedServer,
     ) -> bool {
-        let idle = |started: &Started| {
-            matches!(started, Started::Ready { .. })
+        let idle = |started: &MemberState| {
+            matches!(started, MemberState::Ready { .. })
                 && self.in_use.load(Ordering::SeqCst) == 0
                 && self.idle_since().elapsed() >= limit
         };
-        self.end_if(starter, Started::Idle(Arc::new(catalog)), idle)
+        self.end_if(starter, MemberState::Idle(Arc::new(catalog)), idle)
             .await
     }
 
@@ -466,8 +469,8 @@ impl Member {
     async fn end_if(
         &self,
         starter: &Starter,
-        then: Started,
-        now: impl FnOnce(&Started) -> bool,
+        then: MemberState,
+        now: impl FnOnce(&MemberState) -> bool,
     ) -> bool {
         // The processes it had when it ended: an idle server may be started
         // anew as soon as it is `Idle`, and the new process is not this end's.
@@ -478,11 +481,12 @@ impl Member {
             }
             let processes = std::mem::take(&mut *lock(&self.processes));
             let client = match &*state {
-                Started::Ready { client, .. } => Some(client.clone()),
+                MemberState::Ready { client, .. } => Some(client.clone()),
                 _ => None,
             };
             // A failed server keeps saying why unless it is closed for good.
-            let keep = matches!(*state, Started::Failed(_)) && matches!(then, Started::Closed);
+            let keep =
+                matches!(*state, MemberState::Failed(_)) && matches!(then, MemberState::Closed);
             if !keep {
                 *state = then;
             }
@@ -496,7 +500,10 @@ impl Member {
             let _ = client.close().await;
         }
         // Closed for good (or failed): what a cancelled start spawned is this end's too.
-        if !matches!(*lock(&self.state), Started::Idle(_) | Started::Starting(_)) {
+        if !matches!(
+            *lock(&self.state),
+            MemberState::Idle(_) | MemberState::Starting(_)
+        ) {
             processes.append(&mut lock(&self.processes));
         }
         futures::future::join_all(processes.iter().map(Transport::close)).await;
@@ -515,9 +522,9 @@ impl Member {
     /// Ends it without waiting, for a group that is dropped: a start under
     /// way is cancelled and every process it has is closed in the background.
     pub(crate) fn abandon(&self) {
-        let started = std::mem::replace(&mut *lock(&self.state), Started::Closed);
+        let started = std::mem::replace(&mut *lock(&self.state), MemberState::Closed);
         drop(lock(&self.start).take());
-        if let Started::Ready { client, .. } = started {
+        if let MemberState::Ready { client, .. } = started {
             drop(client.close());
         }
         for process in std::mem::take(&mut *lock(&self.processes)) {
@@ -553,10 +560,10 @@ impl Drop for Running {
             // Cancelled before it settled: a start that was asked for again
             // finds the member still starting, and the next call restarts it.
             let mut state = lock(&member.state);
-            if let Started::Starting(served) = &*state {
+            if let MemberState::Starting(served) = &*state {
                 *state = match served {
-                    Some(entry) => Started::Idle(Arc::clone(entry)),
-                    None => Started::Failed(Error::Protocol(format!(
+                    Some(entry) => MemberState::Idle(Arc::clone(entry)),
+                    None => MemberState::Failed(Error::Protocol(format!(
                         "the start of server {:?} ended before it was ready",
                         member.name()
                     ))),

@@ -295,7 +295,7 @@ impl Group {
         futures::future::join_all(
             members
                 .iter()
-                .map(|m| m.end(starter, member::Started::Closed)),
+                .map(|m| m.end(starter, member::MemberState::Closed)),
         )
         .await;
     }

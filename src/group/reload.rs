@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::error::Error;
 
-use super::member::{Member, Started};
+use super::member::{Member, MemberState};
 use super::{lock, runtime, Core, Group};
 
 /// What [`Group::reload`] did to one server.
@@ -61,7 +61,7 @@ impl Group {
     pub async fn restart(&self, name: &str) -> Result<(), Error> {
         let member = self.member(name)?;
         let starter = &self.inner.starter;
-        member.end(starter, Started::Closed).await;
+        member.end(starter, MemberState::Closed).await;
         member.begin_start(starter, true);
         member.client(starter).await.map(drop)
     }
@@ -86,7 +86,7 @@ impl Group {
     /// ```
     pub async fn stop(&self, name: &str) -> Result<(), Error> {
         let member = self.member(name)?;
-        member.end(&self.inner.starter, Started::Closed).await;
+        member.end(&self.inner.starter, MemberState::Closed).await;
         Ok(())
     }
 
@@ -129,7 +129,8 @@ impl Group {
                         ending.push(Arc::clone(member));
                     }
                     let fingerprint = starter.fingerprint(server);
-                    let member = Member::new(server.clone(), fingerprint, Started::Starting(None));
+                    let member =
+                        Member::new(server.clone(), fingerprint, MemberState::Starting(None));
                     next.push(Arc::clone(&member));
                     starting.push(member);
                     let what = if found.is_some() {
@@ -148,7 +149,7 @@ impl Group {
             }
         }
         // The old go first: a changed server never runs twice at once.
-        futures::future::join_all(ending.iter().map(|m| m.end(starter, Started::Closed))).await;
+        futures::future::join_all(ending.iter().map(|m| m.end(starter, MemberState::Closed))).await;
         *lock(&self.inner.members) = next;
         *lock(&self.inner.errors) = config.errors().to_vec();
         for member in &starting {

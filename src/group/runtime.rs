@@ -2,7 +2,7 @@
 //! and watch them: starts go on after `Group::connect` has returned, whatever
 //! the caller's executor does meanwhile.
 //!
-//! Started on first use; it runs its tasks under `async_io::block_on`, so
+//! MemberState on first use; it runs its tasks under `async_io::block_on`, so
 //! while they wait it sleeps in async-io's reactor.
 
 use std::future::Future;

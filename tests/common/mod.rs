@@ -11,12 +11,15 @@ use futures::pin_mut;
 use serde_json::Value;
 use stdio_mcp::{Transport, TransportBuilder};
 
-/// The scriptable server built from `tests/peer/server.rs`.
-pub const PEER: &str = env!("CARGO_BIN_EXE_stdio-mcp-peer");
+/// The scriptable server built from `testkit/src/peer/` (`stdio-mcp-peer`).
+pub fn peer_exe() -> &'static str {
+    static PEER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PEER.get_or_init(|| stdio_mcp_testkit::exe("stdio-mcp-peer"))
+}
 
 /// A builder for the peer with the given flags.
 pub fn peer(flags: &[&str]) -> TransportBuilder {
-    Transport::builder(std::iter::once(PEER).chain(flags.iter().copied()))
+    Transport::builder(std::iter::once(peer_exe()).chain(flags.iter().copied()))
 }
 
 /// Awaits `fut`, failing the test if it takes longer than `secs` seconds.

@@ -8,7 +8,7 @@ use crate::common;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use common::{run, PEER};
+use common::{peer_exe, run};
 use serde_json::json;
 use stdio_mcp::client::Client;
 use stdio_mcp::config::{Config, ConfigError, ServerConfig};
@@ -306,7 +306,7 @@ fn a_server_from_a_configuration_starts_with_its_args_env_and_cwd() {
         } } })
         .to_string();
         let config = Config::parse_with(&text, None, |name| match name {
-            "PEER" => Some(PEER.to_owned()),
+            "PEER" => Some(peer_exe().to_owned()),
             "HOME_FOR_TEST" => Some("/home/test".to_owned()),
             _ => None,
         })
@@ -386,7 +386,7 @@ fn a_configured_server_gets_the_default_environment_not_the_hosts_whole_one() {
     }
     run(30, async {
         let text = json!({ "mcpServers": { "peer": {
-            "command": PEER, "env": { "FROM_ENTRY": "yes" }
+            "command": peer_exe(), "env": { "FROM_ENTRY": "yes" }
         } } })
         .to_string();
         let env_of = |config: Config| async move {
@@ -442,8 +442,8 @@ fn a_bad_entry_fails_alone_with_a_did_you_mean_and_wrong_types_are_errors() {
     assert_eq!(
         errors,
         [
-            "server \"typo\", field command: missing (a stdio server needs its program; \
-             is \"comand\" a typo of \"command\"?)",
+            "server \"typo\", field command: missing (a stdio server needs its program): \
+             unknown key \"comand\" (did you mean \"command\"?)",
             "server \"yes\", field disabled: must be a boolean, not a string",
         ]
     );

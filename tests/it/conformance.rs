@@ -1,6 +1,6 @@
 //! The client scenarios of the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`), over stdio: the peer answers as each
-//! scenario's server does (`tests/peer/conformance.rs`), and each test checks
+//! scenario's server does (`testkit/src/peer/conformance.rs`), and each test checks
 //! on the wire what that scenario checks. A test's name carries its scenario's id.
 
 use crate::common;

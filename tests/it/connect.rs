@@ -254,7 +254,7 @@ fn a_server_with_a_banner_then_answers_still_connects() {
 fn a_groups_start_limit_says_what_the_server_wrote() {
     run(20, async {
         let config = json!({ "mcpServers": { "mute": {
-            "command": common::PEER,
+            "command": common::peer_exe(),
             "args": ["--noise", "3", "--discover", "silent", "--initialize", "never"],
         } } });
         let group = Group::builder(Config::parse(&config.to_string()).unwrap())

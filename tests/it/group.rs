@@ -5,7 +5,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::{received, run, PEER};
+use common::{peer_exe, received, run};
 use serde_json::{json, Value};
 use stdio_mcp::client::{ClientBuilder, Era};
 use stdio_mcp::config::Config;
@@ -16,7 +16,7 @@ use stdio_mcp::ErrorKind;
 fn config(servers: &[(&str, &[&str], Value)]) -> Config {
     let mut entries = serde_json::Map::new();
     for (name, args, extra) in servers {
-        let mut entry = json!({ "command": PEER, "args": args });
+        let mut entry = json!({ "command": peer_exe(), "args": args });
         if let Value::Object(extra) = extra {
             for (k, v) in extra {
                 entry[k] = v.clone();

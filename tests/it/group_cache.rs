@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{run, PEER};
+use common::{peer_exe, run};
 use serde_json::{json, Value};
 use stdio_mcp::client::{ClientBuilder, Era, RestartPolicy};
 use stdio_mcp::config::Config;
@@ -32,7 +32,10 @@ fn config(dir: &Path, servers: &[(&str, &[&str])]) -> Config {
         let log = dir.join(format!("{name}.starts"));
         let mut args = vec![json!("--log-start"), json!(log.display().to_string())];
         args.extend(extra.iter().map(|a| json!(a)));
-        entries.insert((*name).to_owned(), json!({ "command": PEER, "args": args }));
+        entries.insert(
+            (*name).to_owned(),
+            json!({ "command": peer_exe(), "args": args }),
+        );
     }
     Config::parse(&json!({ "mcpServers": entries }).to_string()).unwrap()
 }

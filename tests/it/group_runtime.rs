@@ -8,7 +8,7 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{run, within, PEER};
+use common::{peer_exe, run, within};
 use serde_json::{json, Value};
 use stdio_mcp::config::Config;
 use stdio_mcp::group::{Group, GroupBuilder, Reloaded, ServerState};
@@ -18,7 +18,10 @@ use stdio_mcp::ErrorKind;
 fn config(servers: &[(&str, &[&str])]) -> Config {
     let mut entries = serde_json::Map::new();
     for (name, args) in servers {
-        entries.insert((*name).to_owned(), json!({ "command": PEER, "args": args }));
+        entries.insert(
+            (*name).to_owned(),
+            json!({ "command": peer_exe(), "args": args }),
+        );
     }
     Config::parse(&json!({ "mcpServers": entries }).to_string()).unwrap()
 }
@@ -402,9 +405,9 @@ fn prompts_and_resources_are_merged_and_routed() {
 fn a_bad_config_entry_fails_alone_in_the_group() {
     run(20, async {
         let text = json!({ "mcpServers": {
-            "good": { "command": PEER },
-            "typo": { "comand": PEER },
-            "flag": { "command": PEER, "disabled": "yes" },
+            "good": { "command": peer_exe() },
+            "typo": { "comand": peer_exe() },
+            "flag": { "command": peer_exe(), "disabled": "yes" },
         } })
         .to_string();
         let (builder, heard) = heard(Group::builder(Config::parse(&text).unwrap()));
@@ -417,7 +420,7 @@ fn a_bad_config_entry_fails_alone_in_the_group() {
             panic!("{servers:?}")
         };
         assert!(
-            why.contains("is \"comand\" a typo of \"command\"?"),
+            why.contains("unknown key \"comand\" (did you mean \"command\"?)"),
             "{why}"
         );
         let errors = group.errors();
@@ -445,8 +448,8 @@ fn a_reload_whose_entry_cannot_be_read_fails_that_entry_alone() {
             .await;
         let a = group.client("a").await.unwrap().transport().pid();
         let text = json!({ "mcpServers": {
-            "a": { "command": PEER, "args": [] },
-            "b": { "command": PEER, "args": "--not-a-list" },
+            "a": { "command": peer_exe(), "args": [] },
+            "b": { "command": peer_exe(), "args": "--not-a-list" },
         } })
         .to_string();
         let done = group.reload(Config::parse(&text).unwrap()).await;

@@ -217,7 +217,7 @@ fn errors_name_the_server_by_its_config_name_else_its_program() {
                 "nowhere": {{"command": {peer:?}, "cwd": "/no/such/dir/for/stdio-mcp"}},
                 "missing": {{"command": "stdio-mcp-no-such-program"}}
             }}}}"#,
-            peer = common::PEER
+            peer = common::peer_exe()
         ))
         .unwrap();
         let connect = |name: &str| {

@@ -5,7 +5,7 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{eventually, peer, process_exists, process_state, run, PEER};
+use common::{eventually, peer, peer_exe, process_exists, process_state, run};
 use serde_json::json;
 use stdio_mcp::{Error, Transport};
 
@@ -52,7 +52,8 @@ fn missing_working_directory_fails_to_start() {
     assert_eq!(
         e.to_string(),
         format!(
-            "MCP server failed to start: cannot run {PEER}: no such directory: /nonexistent/dir"
+            "MCP server failed to start: cannot run {}: no such directory: /nonexistent/dir",
+            peer_exe()
         )
     );
 }

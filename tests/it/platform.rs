@@ -102,7 +102,7 @@ fn batch_wrapper(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join(format!("{name}.cmd")),
-        format!("@\"{}\" %*\r\n", common::PEER),
+        format!("@\"{}\" %*\r\n", common::peer_exe()),
     )
     .unwrap();
     dir

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{peer, received, run, within, PEER};
+use common::{peer, peer_exe, received, run, within};
 use serde_json::{json, Value};
 use stdio_mcp::client::{Approval, Client, ToolCall, ToolChanges, ToolHints};
 use stdio_mcp::config::Config;
@@ -482,7 +482,7 @@ fn group_config(servers: &[(&str, &Path, bool)]) -> Config {
     for (name, file, trust) in servers {
         entries.insert(
             (*name).to_owned(),
-            json!({"command": PEER, "args": ["--tools-file", file.display().to_string()],
+            json!({"command": peer_exe(), "args": ["--tools-file", file.display().to_string()],
                    "trust": trust}),
         );
     }

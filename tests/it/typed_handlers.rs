@@ -20,7 +20,7 @@ use stdio_mcp::RpcError;
 /// A client of the peer (started from its command, in one step) whose
 /// handlers take the typed forms; `calls` counts the elicitation handler's calls.
 async fn typed_client(flags: &[&str], era: Era, calls: Arc<AtomicUsize>) -> Client {
-    let command: Vec<String> = std::iter::once(common::PEER.to_owned())
+    let command: Vec<String> = std::iter::once(common::peer_exe().to_owned())
         .chain(flags.iter().map(|f| f.to_string()))
         .collect();
     Client::builder(command)

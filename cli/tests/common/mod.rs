@@ -12,16 +12,9 @@ use serde_json::{json, Value};
 
 pub const CLI: &str = env!("CARGO_BIN_EXE_stdio-mcp");
 
-/// The library's test peer, beside this binary.
+/// The library's test peer (`stdio-mcp-testkit`), of this build.
 pub fn peer() -> String {
-    let peer =
-        Path::new(CLI).with_file_name(format!("stdio-mcp-peer{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        peer.exists(),
-        "{} is missing: build it with `cargo build --bin stdio-mcp-peer` (scripts/test does)",
-        peer.display()
-    );
-    peer.display().to_string()
+    stdio_mcp_testkit::exe("stdio-mcp-peer")
 }
 
 /// A folder of this test's own: its config file, its cache, its logs.

@@ -13,7 +13,7 @@ use super::hints::ToolHints;
 use super::types::Tool;
 
 /// A tool call about to be written, as the approval hook sees it
-/// ([`ClientBuilder::approve_calls`](super::ClientBuilder::approve_calls)).
+/// ([`ClientBuilder::approve_calls`](crate::client::ClientBuilder::approve_calls)).
 ///
 /// # Examples
 ///
@@ -34,7 +34,7 @@ use super::types::Tool;
 #[non_exhaustive]
 pub struct ToolCall {
     /// The server's name in the client's errors: the group's or config
-    /// entry's name, else [`ClientBuilder::name`](super::ClientBuilder::name),
+    /// entry's name, else [`ClientBuilder::name`](crate::client::ClientBuilder::name),
     /// else the program.
     pub server: String,
     /// The tool's definition as the client holds it; only its `name` when
@@ -50,7 +50,7 @@ pub struct ToolCall {
     /// unless `trusted`.
     pub claimed: ToolHints,
     /// Whether the host trusts the server
-    /// ([`ClientBuilder::trusted`](super::ClientBuilder::trusted), config `"trust": true`).
+    /// ([`ClientBuilder::trusted`](crate::client::ClientBuilder::trusted), config `"trust": true`).
     pub trusted: bool,
 }
 

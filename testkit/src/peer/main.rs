@@ -36,6 +36,7 @@
 
 mod catalog;
 mod conformance;
+#[path = "../../../examples/support/demo.rs"]
 mod demo;
 mod flags;
 mod schemas;

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::types::Tool;
 
-/// Where a task stands, as [`CallOptions::on_task`](super::CallOptions::on_task)
+/// Where a task stands, as [`CallOptions::on_task`](crate::client::CallOptions::on_task)
 /// reports it: when the call becomes a task, then at each change of its
 /// status or message.
 ///
@@ -23,7 +23,7 @@ use super::types::Tool;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskStatus {
-    /// The id the server gave the task; [`Client::task`](super::Client::task)
+    /// The id the server gave the task; [`Client::task`](crate::client::Client::task)
     /// follows it again.
     pub task_id: String,
     /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
@@ -50,7 +50,7 @@ impl TaskStatus {
 
     /// The status of a task object as the server sent it (`None` when it has
     /// no `taskId` or `status` string).
-    pub(super) fn of(task: &Value) -> Option<Self> {
+    pub(crate) fn of(task: &Value) -> Option<Self> {
         Some(TaskStatus {
             task_id: task.get("taskId")?.as_str()?.to_owned(),
             status: task.get("status")?.as_str()?.to_owned(),
@@ -84,7 +84,7 @@ pub enum TaskSupport {
     /// Never as a task (also when the tool says nothing).
     #[default]
     Forbidden,
-    /// Either way: [`CallOptions::as_task`](super::CallOptions::as_task) chooses.
+    /// Either way: [`CallOptions::as_task`](crate::client::CallOptions::as_task) chooses.
     Optional,
     /// Only as a task: `call_tool` makes it one.
     Required,

@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::types::Tool;
 
 /// The tools of one server that changed between two listings (see
-/// [`ClientBuilder::on_tools_changed`](super::ClientBuilder::on_tools_changed)),
-/// or that await acceptance ([`Client::held_tool_changes`](super::Client::held_tool_changes)).
+/// [`ClientBuilder::on_tools_changed`](crate::client::ClientBuilder::on_tools_changed)),
+/// or that await acceptance ([`Client::held_tool_changes`](crate::client::Client::held_tool_changes)).
 ///
 /// # Examples
 ///

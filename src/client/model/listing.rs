@@ -5,7 +5,7 @@ use super::offers::{Prompt, Resource, ResourceTemplate};
 use super::types::Tool;
 
 /// The items a list operation returns ([`Tool`], [`Prompt`], [`Resource`],
-/// [`ResourceTemplate`]), for [`Client::listing`](super::Client::listing).
+/// [`ResourceTemplate`]), for [`Client::listing`](crate::client::Client::listing).
 /// Sealed: implemented here only.
 ///
 /// # Examples

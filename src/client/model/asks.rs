@@ -426,7 +426,7 @@ impl CreateMessageResult {
 
     /// The model `model` asks to use tool `name` with `input` (the call's id
     /// `id`), stopping for it (`toolUse`): for a server that offered tools
-    /// ([`ClientBuilder::sampling_tools`](super::ClientBuilder::sampling_tools)).
+    /// ([`ClientBuilder::sampling_tools`](crate::client::ClientBuilder::sampling_tools)).
     ///
     /// # Examples
     ///

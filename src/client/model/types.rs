@@ -379,7 +379,7 @@ pub struct ResourceContents {
 }
 
 /// One `notifications/progress` for a call made with
-/// [`Client::call_tool_with_progress`](super::Client::call_tool_with_progress).
+/// [`Client::call_tool_with_progress`](crate::client::Client::call_tool_with_progress).
 ///
 /// # Examples
 ///
@@ -405,7 +405,7 @@ pub struct Progress {
     pub extra: Extra,
 }
 
-/// Severity for [`Client::set_logging_level`](super::Client::set_logging_level), as RFC 5424 names them.
+/// Severity for [`Client::set_logging_level`](crate::client::Client::set_logging_level), as RFC 5424 names them.
 ///
 /// # Examples
 ///

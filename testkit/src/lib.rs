@@ -1,0 +1,40 @@
+//! What only stdio-mcp's tests and benches need: its two servers (the
+//! scriptable peer, `stdio-mcp-peer`, and the fast bench server,
+//! `stdio-mcp-bench-server`) are this package's binaries, and [`exe`] finds
+//! one from a test or bench binary of the same build. They live apart from
+//! the library so that its package holds nothing a user would install.
+//!
+//! Build them before the tests (`scripts/test` does):
+//! `cargo build -p stdio-mcp-testkit` (with `--release` for benches).
+
+use std::path::PathBuf;
+
+/// The path of this build's binary `name` (`"stdio-mcp-peer"`), found beside
+/// the test or bench binary running now (`target/<profile>/deps/..` →
+/// `target/<profile>/`). Panics, saying how to build it, when it is missing.
+///
+/// # Examples
+///
+/// ```no_run
+/// let peer = stdio_mcp_testkit::exe("stdio-mcp-peer");
+/// assert!(peer.ends_with(&format!("stdio-mcp-peer{}", std::env::consts::EXE_SUFFIX)));
+/// ```
+pub fn exe(name: &str) -> String {
+    let running = std::env::current_exe().expect("the running binary's path");
+    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+    // Tests and benches run from `deps/`; examples from `examples/`.
+    let found: Option<PathBuf> = running
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join(&file))
+        .find(|path| path.is_file());
+    match found {
+        Some(path) => path.display().to_string(),
+        None => panic!(
+            "{file} is not built beside {}: build it with `cargo build -p stdio-mcp-testkit` \
+             (`--release` for benches; scripts/test does)",
+            running.display()
+        ),
+    }
+}
