@@ -21,6 +21,8 @@ pub(crate) type StatusFuture =
 pub(crate) struct Child {
     process: async_process::Child,
     stopper: sys::Stopper,
+    /// A sandboxed child's private temporary folder: removed with it.
+    scratch: Option<crate::sandbox::Scratch>,
 }
 
 /// The ends of the child's standard streams that this process keeps.
@@ -36,6 +38,7 @@ pub(crate) fn spawn(
     command: std::process::Command,
     options: sys::Options,
     watched: sys::Watched,
+    scratch: Option<crate::sandbox::Scratch>,
 ) -> io::Result<(Child, Pipes, StatusFuture)> {
     let mut process = async_process::Command::from(command)
         .stdin(Stdio::piped())
@@ -63,7 +66,11 @@ pub(crate) fn spawn(
     };
     // Made after stdin was taken: status() would otherwise close it.
     let status = Box::pin(process.status());
-    let child = Child { process, stopper };
+    let child = Child {
+        process,
+        stopper,
+        scratch,
+    };
     Ok((
         child,
         Pipes {
@@ -78,6 +85,11 @@ pub(crate) fn spawn(
 impl Child {
     pub(crate) fn id(&self) -> u32 {
         self.process.id()
+    }
+
+    /// Whether it runs in a sandbox.
+    pub(crate) fn sandboxed(&self) -> bool {
+        self.scratch.is_some()
     }
 
     /// The close ladder's middle step: SIGTERM on Unix, the end on Windows.
@@ -157,6 +169,8 @@ pub(crate) fn orphans() -> Option<UnboundedReceiver<StatusFuture>> {
 pub struct ExitStatus {
     code: Option<i32>,
     signal: Option<i32>,
+    /// It ran in a sandbox (said in the exit error: a denial may be why).
+    sandboxed: bool,
 }
 
 impl ExitStatus {
@@ -215,7 +229,14 @@ impl ExitStatus {
         ExitStatus {
             code: None,
             signal: None,
+            sandboxed: false,
         }
+    }
+
+    /// The same status, of a process that ran in a sandbox.
+    pub(crate) fn in_sandbox(mut self, sandboxed: bool) -> Self {
+        self.sandboxed = sandboxed;
+        self
     }
 }
 
@@ -228,17 +249,23 @@ impl From<std::process::ExitStatus> for ExitStatus {
         ExitStatus {
             code: status.code(),
             signal,
+            sandboxed: false,
         }
     }
 }
 
-/// `code N` or `signal N`, as it appears inside the exit error.
+/// `code N` or `signal N`, as it appears inside the exit error; `, in its
+/// sandbox` after it for a sandboxed server (what it was denied may be why).
 impl fmt::Display for ExitStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.code, self.signal) {
-            (Some(code), _) => write!(f, "code {code}"),
-            (None, Some(signal)) => write!(f, "signal {signal}"),
-            (None, None) => f.write_str("unknown status"),
+            (Some(code), _) => write!(f, "code {code}")?,
+            (None, Some(signal)) => write!(f, "signal {signal}")?,
+            (None, None) => f.write_str("unknown status")?,
         }
+        if self.sandboxed {
+            f.write_str(", in its sandbox")?;
+        }
+        Ok(())
     }
 }

@@ -120,6 +120,7 @@ pub mod group;
 mod message;
 mod pending;
 mod route;
+pub mod sandbox;
 mod shared;
 mod sys;
 mod transport;
@@ -143,6 +144,7 @@ pub use driver::RunUntil;
 pub use error::{ConnectDiagnosis, Error, ErrorKind, RpcError};
 pub use message::{DiscardedLine, Notification, ServerRequest};
 pub use pending::{PendingRequest, RequestOptions};
+pub use sandbox::Sandbox;
 pub use transport::{Close, Transport};
 
 /// Internal entry points for the fuzzer (`fuzz/`); not part of the API.
@@ -165,7 +167,11 @@ struct ReadmeExamples;
 #[doc = include_str!("../docs/client.md")]
 struct ClientExamples;
 
-// And those of the page on tools a host can trust.
+// And those of the pages on sandboxed servers and tools a host can trust.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/sandbox.md")]
+struct SandboxExamples;
+
 #[cfg(doctest)]
 #[doc = include_str!("../docs/host.md")]
 struct HostExamples;

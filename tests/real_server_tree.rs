@@ -10,25 +10,7 @@ use serde_json::json;
 use stdio_mcp::client::Client;
 use stdio_mcp::Transport;
 
-use common::{eventually, installed, run};
-
-/// The live (not zombie) processes of process group `group`, from `ps`.
-fn live_members(group: u32) -> Vec<u32> {
-    let out = std::process::Command::new("ps")
-        .args(["-e", "-o", "pid=,pgid=,stat="])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.split_whitespace();
-            let pid = fields.next()?.parse().ok()?;
-            let pgid: u32 = fields.next()?.parse().ok()?;
-            let state = fields.next()?;
-            (pgid == group && !state.starts_with('Z')).then_some(pid)
-        })
-        .collect()
-}
+use common::{eventually, installed, live_members, run};
 
 #[test]
 fn everything_behind_a_shell_ends_with_close_after_its_task_tool() {

@@ -28,20 +28,26 @@ impl Session {
             if trust.is_some() {
                 source.push_str(" (project, trusted)");
             }
+            let entry = self.servers.config.server(&name);
+            let sandboxed = entry.is_some_and(|entry| entry.sandbox.is_some());
+            if sandboxed {
+                source.push_str(" (sandboxed)");
+            }
             let error = match &state {
                 ServerState::Failed(why) => Some(why.clone()),
                 _ => None,
             };
             rows.push(
                 json!({ "name": name, "state": state_name(&state), "era": era_name(&state),
-                              "tools": count, "source": source, "error": error, "trust": trust }),
+                              "tools": count, "source": source, "error": error, "trust": trust,
+                              "sandboxed": sandboxed }),
             );
         }
         for h in &held {
             let source = format!("{} (project, {})", h.file.display(), h.state);
             rows.push(
                 json!({ "name": h.name, "state": h.state_name(), "era": "-", "tools": 0,
-                        "source": source, "error": null, "trust": h.state_name() }),
+                        "source": source, "error": null, "trust": h.state_name(), "sandboxed": null }),
             );
         }
         for s in &skipped {
@@ -53,7 +59,7 @@ impl Session {
                 .unwrap_or_default();
             rows.push(
                 json!({ "name": s.name, "state": "skipped", "era": "-", "tools": 0,
-                              "source": source, "error": s.reason, "trust": null }),
+                              "source": source, "error": s.reason, "trust": null, "sandboxed": null }),
             );
         }
         if self.cli.json {

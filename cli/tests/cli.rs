@@ -451,3 +451,49 @@ fn the_pinned_real_servers_from_a_config_and_ad_hoc() {
     let r = s.run(&["tools", "--", &everything]);
     assert!(r.stdout.lines().any(|l| l.starts_with("echo ")), "{r:?}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sandboxed_server_is_marked_and_its_denied_write_is_what_the_user_sees() {
+    let here = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("bwrap").is_file()));
+    if !here {
+        assert!(
+            std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
+            "bwrap is required"
+        );
+        eprintln!("NOT RUN: bubblewrap (bwrap) is not installed");
+        return;
+    }
+    let s = Scratch::new("sandbox");
+    let file = s.path("tools.json");
+    let save = json!([{"name": "save", "inputSchema": {"type": "object",
+                       "properties": {"write": {"type": "string"}}}}]);
+    std::fs::write(&file, save.to_string()).unwrap();
+    std::fs::create_dir_all(s.0.join("out")).unwrap();
+    let config = s.config(json!({
+        "boxed": { "command": peer(), "args": ["--tools-file", file],
+                   "sandboxEnabled": true,
+                   "sandbox": { "filesystem": { "allowWrite": [s.path("out")] } } },
+    }));
+    let servers = s.run(&["--config", &config, "servers"]);
+    assert!(servers.stdout.contains("(sandboxed)"), "{servers:?}");
+    let inside = format!("write={}", s.path("out/a"));
+    let r = s.run(&["--config", &config, "call", "boxed", "save", &inside]);
+    assert_eq!(
+        (r.code, r.stdout.trim()),
+        (0, format!("wrote {}", s.path("out/a")).as_str()),
+        "{r:?}"
+    );
+    let outside = format!("write={}", s.path("b"));
+    let r = s.run(&["--config", &config, "call", "boxed", "save", &outside]);
+    assert_eq!(r.code, 2, "a tool's error: {r:?}");
+    assert_eq!(
+        r.stdout.trim(),
+        format!(
+            "cannot write {}: Read-only file system (os error 30)",
+            s.path("b")
+        )
+    );
+    assert!(!s.0.join("b").exists());
+}

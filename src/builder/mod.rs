@@ -1,6 +1,7 @@
 //! Configuring and starting an MCP server child process.
 
 mod from_command;
+mod sandboxed;
 
 use std::any::Any;
 use std::ffi::{OsStr, OsString};
@@ -58,6 +59,8 @@ pub struct TransportBuilder {
     max_message_size: usize,
     process_group: bool,
     kill_on_parent_death: bool,
+    /// The rules the server runs confined by, if any (`sandboxed.rs`).
+    pub(crate) sandbox: Option<crate::sandbox::Sandbox>,
     pub(crate) handlers: Handlers,
     /// What a layer above hung on this builder to read back later (the
     /// config entry it was made from); carried along, never read here.
@@ -102,6 +105,7 @@ impl TransportBuilder {
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             process_group: true,
             kill_on_parent_death: true,
+            sandbox: None,
             handlers: Handlers::default(),
             attachment: None,
         }
@@ -435,8 +439,7 @@ impl TransportBuilder {
             }
         }
         let resolved = sys::resolve_program(program, self.child_path().as_deref());
-        let mut command = std::process::Command::new(&resolved);
-        command.args(&self.command[1..]);
+        let (mut command, scratch) = self.command_for(&resolved, &program_name)?;
         for change in &self.env {
             match change {
                 EnvChange::Set(key, value) => command.env(key, value),
@@ -446,6 +449,9 @@ impl TransportBuilder {
         }
         if let Some(dir) = &self.cwd {
             command.current_dir(dir);
+        }
+        if let Some(scratch) = &scratch {
+            command.env("TMPDIR", scratch.path());
         }
         let options = sys::Options {
             process_group: self.process_group,
@@ -461,7 +467,7 @@ impl TransportBuilder {
         // async-process checks at each spawn whether its reaper is driven.
         crate::background::drive_reaper();
         let (child, pipes, exit) =
-            crate::child::spawn(command, options, watched).map_err(failed)?;
+            crate::child::spawn(command, options, watched, scratch).map_err(failed)?;
 
         let pid = child.id();
         event!(info, command = %program_name, pid, "MCP server started");
@@ -505,6 +511,7 @@ impl TransportBuilder {
             max_message_size: self.max_message_size,
             process_group: self.process_group,
             kill_on_parent_death: self.kill_on_parent_death,
+            sandbox: self.sandbox.clone(),
             handlers,
             attachment: self.attachment.clone(),
         }
@@ -565,6 +572,7 @@ impl fmt::Debug for TransportBuilder {
             .field("max_message_size", &self.max_message_size)
             .field("process_group", &self.process_group)
             .field("kill_on_parent_death", &self.kill_on_parent_death)
+            .field("sandbox", &self.sandbox)
             .field("handlers", &self.handlers)
             .finish()
     }

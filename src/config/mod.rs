@@ -54,6 +54,7 @@ pub(crate) mod error;
 mod fingerprint;
 mod jsonc;
 mod parse;
+mod sandbox;
 mod substitute;
 mod trust;
 mod warning;
@@ -128,6 +129,9 @@ pub struct ServerConfig {
     /// tools ([`ClientBuilder::trusted`](crate::client::ClientBuilder::trusted));
     /// `false` when absent.
     pub trust: bool,
+    /// `"sandboxEnabled": true`: the rules of its `sandbox` key (none: the
+    /// strictest), which [`builder`](Self::builder) starts it under.
+    pub sandbox: Option<crate::sandbox::Sandbox>,
     /// The digest of `envFile`'s content as read, for the launch fingerprint.
     pub(crate) env_file_digest: Option<String>,
     /// The entry's `sandboxEnabled` and `sandbox` keys as written, likewise.
@@ -235,6 +239,9 @@ impl ServerConfig {
         }
         if let Some(dir) = &self.cwd {
             builder = builder.cwd(dir);
+        }
+        if let Some(sandbox) = &self.sandbox {
+            builder = builder.sandbox(sandbox.clone());
         }
         builder.attachment = Some(Arc::new(Configured {
             name: self.name.clone(),

@@ -174,6 +174,7 @@ fn parse_entry(
     let include_tools = patterns("includeTools")?;
     let exclude_tools = patterns("excludeTools")?;
     let trust = field("trust", "a boolean", Value::is_boolean)? == Some(&Value::Bool(true));
+    let sandbox = super::sandbox::read(name, entry, place, warnings)?;
     let cwd = match string("cwd")? {
         Some(dir) => Some(place.resolve(&expand("cwd", dir)?)),
         None => None,
@@ -188,6 +189,7 @@ fn parse_entry(
         exclude_tools: exclude_tools.unwrap_or_default(),
         inherit_environment: false,
         trust,
+        sandbox,
         env_file_digest,
         sandbox_keys: sandbox_keys(entry),
     })))

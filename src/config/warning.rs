@@ -6,7 +6,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 /// The keys of a server entry this crate reads.
-const READ: [&str; 10] = [
+const READ: [&str; 12] = [
     "type",
     "command",
     "args",
@@ -17,6 +17,8 @@ const READ: [&str; 10] = [
     "includeTools",
     "excludeTools",
     "trust",
+    "sandboxEnabled",
+    "sandbox",
 ];
 
 /// Keys other hosts give a server entry: not read here, and no mistake.
@@ -56,10 +58,20 @@ pub struct ConfigWarning {
     pub key: String,
     /// The known key it is closest to, when it is close enough to be a typo.
     pub suggestion: Option<String>,
+    /// Why a key this crate knows is ignored (`sandbox` without
+    /// `sandboxEnabled`); `None` for an unknown key.
+    pub reason: Option<String>,
 }
 
 impl fmt::Display for ConfigWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(reason) = &self.reason {
+            return write!(
+                f,
+                "server {:?}: {:?} is ignored: {reason}",
+                self.server, self.key
+            );
+        }
         write!(
             f,
             "server {:?}: unknown key {:?} is ignored",
@@ -81,6 +93,7 @@ pub(super) fn unknown_keys(server: &str, entry: &Map<String, Value>) -> Vec<Conf
             server: server.to_owned(),
             key: key.clone(),
             suggestion: closest(key).map(str::to_owned),
+            reason: None,
         })
         .collect()
 }
@@ -88,8 +101,14 @@ pub(super) fn unknown_keys(server: &str, entry: &Map<String, Value>) -> Vec<Conf
 /// The key read here that `key` is a likely typo of: the same but for case,
 /// or at most two edits away (one for short keys).
 pub(super) fn closest(key: &str) -> Option<&'static str> {
+    closest_in(key, &READ)
+}
+
+/// The name of `known` that `key` is a likely typo of.
+pub(super) fn closest_in(key: &str, known: &[&'static str]) -> Option<&'static str> {
     let lower = key.to_ascii_lowercase();
-    READ.iter()
+    known
+        .iter()
         .map(|known| (distance(&lower, &known.to_ascii_lowercase()), *known))
         .filter(|(d, known)| *d <= if known.len() <= 4 { 1 } else { 2 })
         .min_by_key(|(d, _)| *d)

@@ -480,6 +480,7 @@ impl ChildIo {
         // The child is ours and reaped nowhere else; should asking fail anyway,
         // call the exit unknown rather than wait forever.
         let status = result.map_or(ExitStatus::unknown(), ExitStatus::from);
+        let status = status.in_sandbox(self.child.sandboxed());
         event!(info, status = %status, "MCP server exited");
         self.close_stdin();
         self.shared.lock().phase.exited(status);

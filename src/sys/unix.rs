@@ -201,6 +201,13 @@ pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
         .create(dir)
 }
 
+/// Creates `dir`, which must not exist (so that nobody can have made it
+/// first), open to its user alone (0700).
+pub(crate) fn create_new_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().mode(0o700).create(dir)
+}
+
 /// Creates `file`, which must not exist, readable and writable by its user alone (0600).
 pub(crate) fn create_private_file(file: &Path) -> io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;

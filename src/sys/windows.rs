@@ -263,6 +263,12 @@ pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)
 }
 
+/// Creates `dir`, which must not exist; it inherits its folder's ACL.
+#[allow(dead_code)] // no sandbox on Windows
+pub(crate) fn create_new_private_dir(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir(dir)
+}
+
 /// Creates `file`, which must not exist; it inherits its folder's ACL.
 pub(crate) fn create_private_file(file: &Path) -> io::Result<std::fs::File> {
     std::fs::OpenOptions::new()

@@ -289,3 +289,22 @@ pub fn write_whole(path: &std::path::Path, text: &str) {
     }
     panic!("{} stayed in use for a second", path.display());
 }
+
+/// The live (not zombie) processes of process group `group`, from `ps`.
+#[cfg(unix)]
+pub fn live_members(group: u32) -> Vec<u32> {
+    let out = std::process::Command::new("ps")
+        .args(["-e", "-o", "pid=,pgid=,stat="])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let pid = fields.next()?.parse().ok()?;
+            let pgid: u32 = fields.next()?.parse().ok()?;
+            let state = fields.next()?;
+            (pgid == group && !state.starts_with('Z')).then_some(pid)
+        })
+        .collect()
+}

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use common::{peer, run};
 use serde_json::json;
-use stdio_mcp::{Error, Transport};
+use stdio_mcp::Error;
 
 #[test]
 fn exits_mid_response() {
@@ -124,10 +124,11 @@ fn the_command_is_argv_never_a_shell_line() {
     run(10, async {
         let seen: Arc<Mutex<Vec<String>>> = Arc::default();
         let log = Arc::clone(&seen);
-        let t = Transport::builder(["printf", "%s\\n", "a; echo injected $(id) `id` | cat"])
-            .on_discarded(move |d| log.lock().unwrap().push(d.line.clone()))
-            .spawn()
-            .unwrap();
+        let t =
+            stdio_mcp::Transport::builder(["printf", "%s\\n", "a; echo injected $(id) `id` | cat"])
+                .on_discarded(move |d| log.lock().unwrap().push(d.line.clone()))
+                .spawn()
+                .unwrap();
         t.close().await.unwrap();
         assert_eq!(*seen.lock().unwrap(), ["a; echo injected $(id) `id` | cat"]);
     });

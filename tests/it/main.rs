@@ -28,6 +28,7 @@ mod listen;
 mod platform;
 mod requests;
 mod restart;
+mod sandbox;
 mod tasks;
 mod tool_guard;
 mod tool_hints;

@@ -39,6 +39,7 @@ mod conformance;
 #[path = "../../../examples/support/demo.rs"]
 mod demo;
 mod flags;
+mod reach;
 mod schemas;
 mod scripted;
 mod tasks;

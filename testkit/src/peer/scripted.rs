@@ -14,6 +14,9 @@ use super::{answer, close_stdout, send, stdin_pipe_size, write_line, Peer};
 impl Peer {
     /// Answers `method`, which nothing before knew.
     pub(super) fn scripted(&mut self, id: Value, method: &str, params: Value) {
+        if let Some(reached) = super::reach::handle(method, &params) {
+            return answer(&self.out, &id, Ok(reached));
+        }
         let out = Arc::clone(&self.out);
         let notify = |method: &str, params: Value| {
             send(

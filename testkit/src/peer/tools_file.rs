@@ -1,7 +1,8 @@
 //! `--tools-file PATH`: the peer's tools are what PATH holds (a JSON array
 //! of definitions), read again at each listing, so that a test can change
 //! them while the peer runs or between runs. A call to one of them answers
-//! with its name and arguments. A legacy peer watches the file and sends
+//! with its name and arguments; with an argument `write: PATH` it first
+//! writes PATH, and reports the OS's refusal as the tool's error. A legacy peer watches the file and sends
 //! `notifications/tools/list_changed` when what it holds changes, as a
 //! server whose tools change does (a modern one is told to with `test/changed`).
 
@@ -38,6 +39,15 @@ pub fn handle(path: &str, method: &str, params: &Value) -> Option<Result<Value, 
         "tools/call" => {
             let name = params["name"].as_str()?;
             read(path).iter().find(|tool| tool["name"] == name)?;
+            if let Some(target) = params["arguments"]["write"].as_str() {
+                let (text, failed) = match std::fs::write(target, "written by the peer\n") {
+                    Ok(()) => (format!("wrote {target}"), false),
+                    Err(e) => (format!("cannot write {target}: {e}"), true),
+                };
+                return Some(Ok(
+                    json!({ "content": [{ "type": "text", "text": text }], "isError": failed }),
+                ));
+            }
             let text = format!("{name} called with {}", params["arguments"]);
             Some(Ok(json!({ "content": [{ "type": "text", "text": text }] })))
         }

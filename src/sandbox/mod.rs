@@ -1,0 +1,282 @@
+//! Confining a server: what it may write, what it may not read, whether it
+//! may reach the network — the rules of a [`Sandbox`], set on a
+//! [`TransportBuilder`](crate::TransportBuilder::sandbox) or read from a
+//! config entry's `sandboxEnabled` and `sandbox` keys (VS Code's).
+//!
+//! Reads are allowed everywhere but under `deny_read`; writes only under
+//! `allow_write`, the server's working folder when it has one, and a private
+//! temporary folder given to it as `TMPDIR` (removed after it exits);
+//! `deny_write` wins inside `allow_write`. The network is off unless
+//! [`Network::All`]. Everything the server starts is confined the same way.
+//!
+//! Linux: bubblewrap (`bwrap`) where installed; macOS: `sandbox-exec` with a
+//! generated profile. Anywhere else — Windows, a Linux without bubblewrap —
+//! a sandboxed server does not start: the error says why. It never runs
+//! unconfined. The rules, each platform and how to find what a server
+//! needs: docs/sandbox.md.
+//!
+//! ```no_run
+//! use stdio_mcp::sandbox::{Network, Sandbox};
+//!
+//! let transport = stdio_mcp::Transport::builder(["npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/notes"])
+//!     .sandbox(Sandbox::new().allow_write("/srv/notes").allow_write("~/.npm").network(Network::All))
+//!     .spawn()?;
+//! # Ok::<(), stdio_mcp::Error>(())
+//! ```
+
+#[cfg(target_os = "linux")]
+mod bubblewrap;
+mod scratch;
+#[cfg(unix)]
+mod seatbelt;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+pub(crate) use scratch::Scratch;
+
+/// The rules a server runs under (see the [module](self)).
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::sandbox::{Network, Sandbox};
+///
+/// let sandbox = Sandbox::new()
+///     .allow_write("/srv/data")
+///     .deny_write("/srv/data/keys")
+///     .deny_read("/home/me/.ssh");
+/// assert_eq!(sandbox.allowed_writes(), [std::path::PathBuf::from("/srv/data")]);
+/// assert_eq!(sandbox.network_access(), &Network::None);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Sandbox {
+    allow_write: Vec<PathBuf>,
+    deny_read: Vec<PathBuf>,
+    deny_write: Vec<PathBuf>,
+    network: Network,
+}
+
+/// What a sandboxed server may reach of the network.
+///
+/// # Examples
+///
+/// ```
+/// use stdio_mcp::sandbox::Network;
+///
+/// assert_eq!(Network::default(), Network::None);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Network {
+    /// Nothing: the server has a network of its own with no way out.
+    #[default]
+    None,
+    /// Everything, as without a sandbox.
+    All,
+    /// Only these hosts. No platform here can enforce a list, so a sandbox
+    /// with one does not start (it is never let through unfiltered).
+    Domains(Vec<String>),
+}
+
+impl Sandbox {
+    /// The strictest sandbox: reads everywhere, writes only to the server's
+    /// working folder (when it has one) and its private `TMPDIR`, no network.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sandbox = stdio_mcp::sandbox::Sandbox::new();
+    /// assert!(sandbox.allowed_writes().is_empty());
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        Sandbox::default()
+    }
+
+    /// Lets the server write under `path` (a leading `~` is the home folder).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sandbox = stdio_mcp::sandbox::Sandbox::new().allow_write("/srv/out");
+    /// # let _ = sandbox;
+    /// ```
+    #[must_use]
+    pub fn allow_write(mut self, path: impl Into<PathBuf>) -> Self {
+        self.allow_write.push(path.into());
+        self
+    }
+
+    /// Hides what is under `path` from the server.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sandbox = stdio_mcp::sandbox::Sandbox::new().deny_read("~/.ssh");
+    /// # let _ = sandbox;
+    /// ```
+    #[must_use]
+    pub fn deny_read(mut self, path: impl Into<PathBuf>) -> Self {
+        self.deny_read.push(path.into());
+        self
+    }
+
+    /// Keeps the server from writing under `path`, even inside an allowed folder.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sandbox = stdio_mcp::sandbox::Sandbox::new().allow_write("/srv").deny_write("/srv/.git");
+    /// # let _ = sandbox;
+    /// ```
+    #[must_use]
+    pub fn deny_write(mut self, path: impl Into<PathBuf>) -> Self {
+        self.deny_write.push(path.into());
+        self
+    }
+
+    /// What the server may reach of the network (default [`Network::None`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::sandbox::{Network, Sandbox};
+    /// let sandbox = Sandbox::new().network(Network::All);
+    /// # let _ = sandbox;
+    /// ```
+    #[must_use]
+    pub fn network(mut self, network: Network) -> Self {
+        self.network = network;
+        self
+    }
+
+    /// The folders it may write under, as given.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sandbox = stdio_mcp::sandbox::Sandbox::new().allow_write("/a");
+    /// assert_eq!(sandbox.allowed_writes().len(), 1);
+    /// ```
+    #[must_use]
+    pub fn allowed_writes(&self) -> &[PathBuf] {
+        &self.allow_write
+    }
+
+    /// What it may reach of the network.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::sandbox::{Network, Sandbox};
+    /// assert_eq!(Sandbox::new().network_access(), &Network::None);
+    /// ```
+    #[must_use]
+    pub fn network_access(&self) -> &Network {
+        &self.network
+    }
+
+    /// The rules with every path made absolute (`~` the home folder,
+    /// relative to `cwd` or this process's folder), checked: a folder to
+    /// write that does not exist, or a domain list, is refused.
+    fn resolved(&self, cwd: Option<&Path>) -> Result<Rules, String> {
+        if let Network::Domains(_) = self.network {
+            return Err("the network cannot be limited to a list of domains here \
+                        (allowedDomains: use [\"*\"] for all, or none)"
+                .to_owned());
+        }
+        let base = match cwd {
+            Some(dir) => dir.to_path_buf(),
+            None => std::env::current_dir().map_err(|e| format!("no current folder: {e}"))?,
+        };
+        let absolute = |path: &PathBuf| -> Result<PathBuf, String> {
+            let path = match path.strip_prefix("~") {
+                Ok(rest) => home()?.join(rest),
+                Err(_) => base.join(path),
+            };
+            Ok(path)
+        };
+        let mut write = Vec::new();
+        for path in &self.allow_write {
+            let path = absolute(path)?;
+            if !path.exists() {
+                return Err(format!("allowWrite {} does not exist", path.display()));
+            }
+            write.push(path);
+        }
+        write.extend(cwd.map(Path::to_path_buf));
+        let mut deny_write = Vec::new();
+        for path in &self.deny_write {
+            let path = absolute(path)?;
+            // One that does not exist yet could be made inside an allowed folder.
+            if !path.exists() && write.iter().any(|w| path.starts_with(w)) {
+                return Err(format!(
+                    "denyWrite {} does not exist, so it cannot be kept from being made",
+                    path.display()
+                ));
+            }
+            deny_write.push(path);
+        }
+        let deny_read = self
+            .deny_read
+            .iter()
+            .map(absolute)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Rules {
+            write,
+            deny_write,
+            deny_read,
+            network: self.network == Network::All,
+        })
+    }
+}
+
+/// The rules as the platform's mechanism applies them: absolute paths.
+#[derive(Debug)]
+#[cfg_attr(not(unix), allow(dead_code))]
+pub(crate) struct Rules {
+    /// Folders and files it may write (its `cwd` included; its `TMPDIR` added at start).
+    write: Vec<PathBuf>,
+    deny_write: Vec<PathBuf>,
+    deny_read: Vec<PathBuf>,
+    network: bool,
+}
+
+fn home() -> Result<PathBuf, String> {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from)
+        .ok_or_else(|| "~ needs HOME to be set".to_owned())
+}
+
+/// The command that runs `argv` (the resolved program first) confined by
+/// `sandbox`, and the private folder for its temporary files (the caller
+/// gives it as `TMPDIR` after the environment). `Err` says why it cannot be
+/// confined here.
+pub(crate) fn confine(
+    sandbox: &Sandbox,
+    argv: &[OsString],
+    cwd: Option<&Path>,
+) -> Result<(std::process::Command, Scratch), String> {
+    let mut rules = sandbox.resolved(cwd)?;
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    {
+        let scratch = Scratch::make()?;
+        rules.write.push(scratch.path().to_path_buf());
+        #[cfg(target_os = "linux")]
+        let command = bubblewrap::command(&rules, argv)?;
+        #[cfg(target_os = "macos")]
+        let command = seatbelt::command(&rules, argv);
+        Ok((command, scratch))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        let _ = (&mut rules, argv);
+        Err(
+            "a sandboxed server cannot be confined on this platform (Linux and macOS \
+             only), so it is not started"
+                .to_owned(),
+        )
+    }
+}

@@ -1,0 +1,75 @@
+//! Real servers nobody here wrote, each in the strictest sandbox (reads
+//! everywhere, writes only to its private TMPDIR, no network): the node
+//! server-everything and the Python mcp-server-time still serve, and the
+//! process tree still ends with the transport. Linux, under bubblewrap (CI
+//! installs it), with the servers of `scripts/install-test-servers`.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use serde_json::json;
+use stdio_mcp::client::Client;
+use stdio_mcp::sandbox::Sandbox;
+
+use common::{eventually, installed, live_members, run};
+
+fn bubblewrap(test: &str) -> bool {
+    let here = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("bwrap").is_file()));
+    if !here {
+        assert!(
+            std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
+            "{test}: bubblewrap (bwrap) is required here"
+        );
+        eprintln!("NOT RUN: {test}: bubblewrap (bwrap) is not installed");
+    }
+    here
+}
+
+#[test]
+fn everything_serves_in_the_strictest_sandbox_and_its_tree_ends_with_close() {
+    let test = "everything_serves_in_the_strictest_sandbox_and_its_tree_ends_with_close";
+    let Some(builder) = installed("node_modules/.bin/mcp-server-everything", test) else {
+        return;
+    };
+    if !bubblewrap(test) {
+        return;
+    }
+    run(60, async {
+        let client = Client::connect(builder.sandbox(Sandbox::new()))
+            .await
+            .unwrap();
+        let group = client.transport().pid();
+        let r = client
+            .call_tool("echo", json!({"message": "boxed"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "Echo: boxed");
+        let members = live_members(group);
+        assert!(members.len() >= 2, "bubblewrap and node: {members:?}");
+        client.close().await.unwrap();
+        eventually(5, || live_members(group).is_empty()).await;
+    });
+}
+
+#[test]
+fn the_python_time_server_serves_in_the_strictest_sandbox() {
+    let test = "the_python_time_server_serves_in_the_strictest_sandbox";
+    let Some(builder) = installed("venv/bin/mcp-server-time", test) else {
+        return;
+    };
+    if !bubblewrap(test) {
+        return;
+    }
+    run(60, async {
+        let client = Client::connect(builder.sandbox(Sandbox::new()))
+            .await
+            .unwrap();
+        let r = client
+            .call_tool("get_current_time", json!({"timezone": "UTC"}))
+            .await
+            .unwrap();
+        assert!(!r.is_error && r.text().contains("UTC"), "{r:?}");
+        client.close().await.unwrap();
+    });
+}
