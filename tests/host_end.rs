@@ -40,13 +40,17 @@ impl Drop for Leftovers {
 #[test]
 fn host() {
     let how = std::env::var("STDIO_MCP_HOST_END").ok();
-    let t = peer(&["--grandchild", "--ignore-eof", "--ignore-term"])
-        .spawn()
-        .unwrap();
-    let grandchild = run(10, async {
-        t.send_request("ping", None).await.unwrap();
+    let mut server = peer(&["--grandchild", "--ignore-eof", "--ignore-term"]);
+    let sandboxed = std::env::var_os("STDIO_MCP_HOST_SANDBOX").is_some();
+    if sandboxed {
+        server = server.sandbox(stdio_mcp::Sandbox::new());
+    }
+    let t = server.spawn().unwrap();
+    let (grandchild, inside) = run(10, async {
+        // Sandboxed, the transport's child is bubblewrap; the server is its child.
+        let inside = t.send_request("test/pid", None).await.unwrap();
         eventually(5, || grandchild_pid(&t).is_some()).await;
-        grandchild_pid(&t).unwrap()
+        (grandchild_pid(&t).unwrap(), inside.as_u64().unwrap() as u32)
     });
     let Some(how) = how else {
         let _leftovers = Leftovers(vec![t.pid(), grandchild]);
@@ -57,6 +61,9 @@ fn host() {
         return;
     };
     let mut line = format!("pids {} {grandchild}", t.pid());
+    if sandboxed {
+        line.push_str(&format!(" {inside}"));
+    }
     if std::env::var_os("STDIO_MCP_HOST_UNRELATED").is_some() {
         // A server closed before the host's end is no longer watched, and a
         // group this crate did not make is never signalled.
@@ -105,7 +112,7 @@ fn grandchild_pid(t: &stdio_mcp::Transport) -> Option<u32> {
 }
 
 /// Runs the host, ending as `how`, and returns it with the pids it printed.
-fn start_host(how: &str, unrelated: bool) -> (std::process::Child, Vec<u32>) {
+fn start_host(how: &str, unrelated: bool, sandboxed: bool) -> (std::process::Child, Vec<u32>) {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args(["--exact", "host", "--nocapture", "--test-threads=1"])
@@ -115,6 +122,9 @@ fn start_host(how: &str, unrelated: bool) -> (std::process::Child, Vec<u32>) {
         .stderr(Stdio::null());
     if unrelated {
         command.env("STDIO_MCP_HOST_UNRELATED", "1");
+    }
+    if sandboxed {
+        command.env("STDIO_MCP_HOST_SANDBOX", "1");
     }
     let mut host = command.spawn().unwrap();
     // Read on a thread of its own, so a silent host fails the wait below
@@ -140,8 +150,12 @@ fn start_host(how: &str, unrelated: bool) -> (std::process::Child, Vec<u32>) {
 /// Ends the host as `how` and checks that its server and the server's
 /// grandchild are gone within the bound.
 fn host_ends(how: &str, kill: Option<&str>) {
+    host_ends_with(how, kill, false);
+}
+
+fn host_ends_with(how: &str, kill: Option<&str>, sandboxed: bool) {
     run(40, async {
-        let (mut host, pids) = start_host(how, false);
+        let (mut host, pids) = start_host(how, false, sandboxed);
         let _leftovers = Leftovers(pids.clone());
         assert!(pids.iter().all(|&pid| !dead(pid)), "{pids:?} run");
         match kill {
@@ -183,6 +197,24 @@ fn a_host_ended_by_sigterm_leaves_nothing_behind() {
     host_ends("wait", Some("TERM"));
 }
 
+/// A sandboxed server is bubblewrap, the server inside, and its grandchild:
+/// all in the group the watchdog ends.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_host_of_a_sandboxed_server_killed_with_sigkill_leaves_nothing_behind() {
+    let bwrap = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("bwrap").is_file()));
+    if !bwrap {
+        assert!(
+            std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
+            "bwrap is required"
+        );
+        eprintln!("NOT RUN: bubblewrap (bwrap) is not installed");
+        return;
+    }
+    host_ends_with("wait", Some("KILL"), true);
+}
+
 #[test]
 fn a_host_whose_main_returns_without_close_leaves_nothing_behind() {
     host_ends("return", None);
@@ -203,7 +235,7 @@ fn a_host_that_panics_leaves_nothing_behind() {
 #[test]
 fn the_watchdog_never_signals_a_group_it_did_not_make() {
     run(40, async {
-        let (mut host, pids) = start_host("wait", true);
+        let (mut host, pids) = start_host("wait", true, false);
         let unrelated = pids[2];
         let _leftovers = Leftovers(pids.clone());
         host.kill().unwrap();

@@ -238,7 +238,9 @@ fn the_sandbox_keys_are_read_warned_of_and_refused_with_the_field_named() {
                     "sandbox": {"network": {"allowedDomains": ["*"]}, "filesystem": {"allowWrite": ["~/.npm"]}}},
             "list": {"command": "x", "sandboxEnabled": true,
                      "sandbox": {"network": {"allowedDomains": ["registry.npmjs.org"]}}},
-            "bad": {"command": "x", "sandboxEnabled": "yes"}
+            "bad": {"command": "x", "sandboxEnabled": "yes"},
+            "unset": {"command": "x", "sandboxEnabled": true,
+                      "sandbox": {"filesystem": {"denyRead": ["${STDIO_MCP_NO_SUCH_VAR}/x"]}}}
         }}"#,
     )
     .unwrap();
@@ -264,7 +266,7 @@ fn the_sandbox_keys_are_read_warned_of_and_refused_with_the_field_named() {
         ]
     );
     let errors: Vec<String> = config.errors().iter().map(ToString::to_string).collect();
-    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!(errors.len(), 3, "{errors:?}");
     assert_eq!(
         errors[0],
         "server \"bad\", field sandboxEnabled: must be a boolean, not a string"
@@ -274,5 +276,10 @@ fn the_sandbox_keys_are_read_warned_of_and_refused_with_the_field_named() {
             "server \"list\", field sandbox.network.allowedDomains: a list of domains cannot be enforced here"
         ),
         "{errors:?}"
+    );
+    assert_eq!(
+        errors[2],
+        "server \"unset\", field sandbox.filesystem.denyRead: environment variable \
+         STDIO_MCP_NO_SUCH_VAR is not set (write ${STDIO_MCP_NO_SUCH_VAR:-default} for a fallback)"
     );
 }
