@@ -82,7 +82,7 @@ impl Session {
                     row["name"].as_str().unwrap_or_default(),
                     row["state"].as_str().unwrap_or_default(),
                     row["era"].as_str().unwrap_or_default(),
-                    row["tools"],
+                    row["tools"].as_u64().unwrap_or(0),
                     row["source"].as_str().unwrap_or_default()
                 );
                 if let Some(error) = row["error"].as_str() {
