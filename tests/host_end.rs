@@ -202,14 +202,7 @@ fn a_host_ended_by_sigterm_leaves_nothing_behind() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_host_of_a_sandboxed_server_killed_with_sigkill_leaves_nothing_behind() {
-    let bwrap = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("bwrap").is_file()));
-    if !bwrap {
-        assert!(
-            std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
-            "bwrap is required"
-        );
-        eprintln!("NOT RUN: bubblewrap (bwrap) is not installed");
+    if !stdio_mcp_testkit::bubblewrap("a_host_of_a_sandboxed_server_killed_with_sigkill") {
         return;
     }
     host_ends_with("wait", Some("KILL"), true);

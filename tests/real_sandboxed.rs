@@ -13,26 +13,13 @@ use stdio_mcp::sandbox::Sandbox;
 
 use common::{eventually, installed, live_members, run};
 
-fn bubblewrap(test: &str) -> bool {
-    let here = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("bwrap").is_file()));
-    if !here {
-        assert!(
-            std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
-            "{test}: bubblewrap (bwrap) is required here"
-        );
-        eprintln!("NOT RUN: {test}: bubblewrap (bwrap) is not installed");
-    }
-    here
-}
-
 #[test]
 fn everything_serves_in_the_strictest_sandbox_and_its_tree_ends_with_close() {
     let test = "everything_serves_in_the_strictest_sandbox_and_its_tree_ends_with_close";
     let Some(builder) = installed("node_modules/.bin/mcp-server-everything", test) else {
         return;
     };
-    if !bubblewrap(test) {
+    if !stdio_mcp_testkit::bubblewrap(test) {
         return;
     }
     run(60, async {
@@ -58,7 +45,7 @@ fn the_python_time_server_serves_in_the_strictest_sandbox() {
     let Some(builder) = installed("venv/bin/mcp-server-time", test) else {
         return;
     };
-    if !bubblewrap(test) {
+    if !stdio_mcp_testkit::bubblewrap(test) {
         return;
     }
     run(60, async {

@@ -455,14 +455,7 @@ fn the_pinned_real_servers_from_a_config_and_ad_hoc() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_sandboxed_server_is_marked_and_its_denied_write_is_what_the_user_sees() {
-    let here = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("bwrap").is_file()));
-    if !here {
-        assert!(
-            std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
-            "bwrap is required"
-        );
-        eprintln!("NOT RUN: bubblewrap (bwrap) is not installed");
+    if !stdio_mcp_testkit::bubblewrap("a_sandboxed_server_is_marked") {
         return;
     }
     let s = Scratch::new("sandbox");

@@ -38,3 +38,27 @@ pub fn exe(name: &str) -> String {
         ),
     }
 }
+
+/// Whether bubblewrap (`bwrap`), which confines a sandboxed server on Linux,
+/// is on this process's `PATH`. When it is not, `test` says `NOT RUN` —
+/// and fails instead under CI (`STDIO_MCP_REQUIRE_SERVERS`), which installs it.
+///
+/// # Examples
+///
+/// ```no_run
+/// if !stdio_mcp_testkit::bubblewrap("my_sandbox_test") {
+///     return;
+/// }
+/// ```
+pub fn bubblewrap(test: &str) -> bool {
+    let here = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("bwrap").is_file()));
+    if !here {
+        assert!(
+            std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
+            "{test}: bubblewrap (bwrap) is required here"
+        );
+        eprintln!("NOT RUN: {test}: bubblewrap (bwrap) is not installed");
+    }
+    here
+}

@@ -20,29 +20,13 @@ use {
     stdio_mcp::Transport,
 };
 
-#[cfg(target_os = "linux")]
 /// A folder of the test's own, emptied first.
+#[cfg(target_os = "linux")]
 fn scratch(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("stdio-mcp-sandbox-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Whether bubblewrap is here; when it is not, says so (and fails under CI,
-/// which installs it).
-#[cfg(target_os = "linux")]
-fn bubblewrap() -> bool {
-    let here = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("bwrap").is_file()));
-    if !here {
-        assert!(
-            std::env::var_os("STDIO_MCP_REQUIRE_SERVERS").is_none(),
-            "bubblewrap (bwrap) is required here"
-        );
-        eprintln!("NOT RUN: bubblewrap (bwrap) is not installed");
-    }
-    here
 }
 
 #[cfg(target_os = "linux")]
@@ -63,7 +47,7 @@ fn allowed(outcome: &Value) -> bool {
 #[cfg(target_os = "linux")]
 #[test]
 fn each_rule_holds_both_ways_for_the_server_and_its_children() {
-    if !bubblewrap() {
+    if !stdio_mcp_testkit::bubblewrap("sandbox") {
         return;
     }
     let dir = scratch("rules");
@@ -147,7 +131,7 @@ fn each_rule_holds_both_ways_for_the_server_and_its_children() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_config_entry_is_confined_by_vs_codes_keys_and_its_exit_says_so() {
-    if !bubblewrap() {
+    if !stdio_mcp_testkit::bubblewrap("sandbox") {
         return;
     }
     let dir = scratch("config");
@@ -190,7 +174,7 @@ fn a_config_entry_is_confined_by_vs_codes_keys_and_its_exit_says_so() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_folder_to_write_that_does_not_exist_or_a_domain_list_is_refused_at_start() {
-    if !bubblewrap() {
+    if !stdio_mcp_testkit::bubblewrap("sandbox") {
         return;
     }
     let e = peer(&[])
