@@ -22,6 +22,7 @@ use serde_json::json;
 use stdio_mcp::client::Client;
 use stdio_mcp::config::Config;
 use stdio_mcp::group::{Group, ServerState};
+use stdio_mcp_testkit::median;
 
 /// The test peer of this build (`cargo build --release -p stdio-mcp-testkit`).
 fn peer() -> &'static str {
@@ -79,11 +80,6 @@ async fn group(config: &Config, cache: Option<&PathBuf>) -> (f64, Group) {
     let elapsed = started.elapsed().as_secs_f64() * 1e3;
     assert_eq!(tools.len(), GROUP_SIZE * 3, "every server's tools");
     (elapsed, group)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {

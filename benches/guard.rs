@@ -15,6 +15,7 @@ use std::time::Instant;
 use serde_json::json;
 use stdio_mcp::client::{Approval, Client, ToolCall};
 use stdio_mcp::Transport;
+use stdio_mcp_testkit::median;
 
 /// The bench server of this build (`cargo build --release -p stdio-mcp-testkit`).
 fn server_exe() -> &'static str {
@@ -27,11 +28,6 @@ fn blocks() -> usize {
         .ok()
         .and_then(|b| b.parse().ok())
         .unwrap_or(9)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// µs per run of `work` (`n` runs), measured in alternating blocks for `a`

@@ -8,6 +8,7 @@ use std::time::Instant;
 use stdio_mcp::client::{Client, Era};
 use stdio_mcp::sandbox::Sandbox;
 use stdio_mcp::{Transport, TransportBuilder};
+use stdio_mcp_testkit::median;
 
 fn peer() -> TransportBuilder {
     Transport::builder([stdio_mcp_testkit::exe("stdio-mcp-peer")])
@@ -31,11 +32,6 @@ fn rounds(sandboxed: bool, rounds: u32) -> f64 {
         }
         start.elapsed().as_secs_f64() * 1000.0 / f64::from(rounds)
     })
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {

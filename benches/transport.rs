@@ -30,6 +30,7 @@ use std::time::Instant;
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::{json, Value};
 use stdio_mcp::{Transport, TransportBuilder};
+use stdio_mcp_testkit::median;
 
 /// The bench server of this build (`cargo build --release -p stdio-mcp-testkit`).
 fn server_exe() -> &'static str {
@@ -694,11 +695,6 @@ fn in_blocks(
         median(raws),
         each.map(|(f, r)| (median(f), median(r))).collect(),
     )
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn rows() -> Vec<Row> {

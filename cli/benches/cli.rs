@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+use stdio_mcp_testkit::median;
 
 const CLI: &str = env!("CARGO_BIN_EXE_stdio-mcp");
 const RUNS: usize = 20;
@@ -34,11 +35,6 @@ fn timed(command: &mut Command) -> f64 {
         .unwrap();
     assert!(status.success(), "{command:?}");
     started.elapsed().as_secs_f64() * 1e3
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {

@@ -62,3 +62,15 @@ pub fn bubblewrap(test: &str) -> bool {
     }
     here
 }
+
+/// The median of a bench's figures (the upper one of an even count).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(stdio_mcp_testkit::median(vec![3.0, 1.0, 2.0]), 2.0);
+/// ```
+pub fn median(mut figures: Vec<f64>) -> f64 {
+    figures.sort_by(f64::total_cmp);
+    figures[figures.len() / 2]
+}
