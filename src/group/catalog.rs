@@ -235,17 +235,24 @@ impl Group {
     /// once the servers still starting have settled.
     async fn route(&self, kind: Kind, name: &str) -> Result<(Arc<Member>, String), Error> {
         let mut route = self.lookup(kind, name);
+        let starting = || -> Vec<Arc<Member>> {
+            self.members()
+                .into_iter()
+                .filter(|m| m.is_starting())
+                .collect()
+        };
+        // Those starting when the listing begins: one may be ready by its
+        // end without its tools in it, and is listed again below.
+        let mut waited_for = Vec::new();
         if route.is_none() {
             // Not listed yet, or listed before a change: list again.
+            waited_for = starting();
             self.list(kind).await;
             route = self.lookup(kind, name);
         }
         if route.is_none() {
-            let starting: Vec<Arc<Member>> = self
-                .members()
-                .into_iter()
-                .filter(|m| m.is_starting())
-                .collect();
+            let mut starting = starting();
+            starting.extend(waited_for);
             if !starting.is_empty() {
                 futures::future::join_all(starting.iter().map(|m| m.settled())).await;
                 self.list(kind).await;

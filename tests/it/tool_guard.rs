@@ -16,7 +16,7 @@ use common::{peer, peer_exe, received, run, within};
 use serde_json::{json, Value};
 use stdio_mcp::client::{Approval, Client, ToolCall, ToolChanges, ToolHints};
 use stdio_mcp::config::Config;
-use stdio_mcp::group::Group;
+use stdio_mcp::group::{Group, ServerState};
 use stdio_mcp::ErrorKind;
 
 /// A folder of the test's own, emptied first.
@@ -530,12 +530,21 @@ async fn group_guard(dir: PathBuf) {
         })
         .connect()
         .await;
+        // On a loaded machine (Wine in CI) a start may outlast connect's wait:
+        // this test is about calls, so it starts from two ready servers.
+        let ready = || {
+            let servers = group.servers();
+            servers
+                .iter()
+                .all(|(_, s)| matches!(s, ServerState::Ready(_)))
+        };
+        common::eventually(30, ready).await;
         group.call_tool("mine__read", json!({})).await.unwrap();
         let e = group
             .call_tool("theirs__read", json!({}))
             .await
             .unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Denied);
+        assert_eq!(e.kind(), ErrorKind::Denied, "{e}");
         assert_eq!(
             e.to_string(),
             "server \"theirs\": MCP tool call read was not sent: the host denied it: \
