@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::error::ConfigError;
+use super::error::{kind, ConfigError};
 use super::fingerprint::sha256;
 use super::jsonc::strip_jsonc;
 use super::substitute::{substitute, Place};
@@ -253,15 +253,4 @@ fn sandbox_keys(entry: &Map<String, Value>) -> Option<Value> {
         .filter_map(|key| Some((key.to_owned(), entry.get(key)?.clone())))
         .collect();
     (!keys.is_empty()).then_some(Value::Object(keys))
-}
-
-pub(super) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

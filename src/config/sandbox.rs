@@ -7,8 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::sandbox::{Network, Sandbox};
 
-use super::error::ConfigError;
-use super::parse::kind;
+use super::error::{kind, ConfigError};
 use super::substitute::{substitute, Place};
 use super::warning::{closest_in, ConfigWarning};
 
