@@ -13,19 +13,23 @@ use stdio_mcp::sandbox::Sandbox;
 
 use common::{eventually, installed, live_members, run};
 
+/// The installed server `relative` in the strictest sandbox, when both it
+/// and bubblewrap are here (each missing one says so, or fails under CI).
+fn boxed(relative: &str, test: &str) -> Option<stdio_mcp::TransportBuilder> {
+    let builder = installed(relative, test)?;
+    stdio_mcp_testkit::bubblewrap(test).then(|| builder.sandbox(Sandbox::new()))
+}
+
 #[test]
 fn everything_serves_in_the_strictest_sandbox_and_its_tree_ends_with_close() {
-    let test = "everything_serves_in_the_strictest_sandbox_and_its_tree_ends_with_close";
-    let Some(builder) = installed("node_modules/.bin/mcp-server-everything", test) else {
+    let Some(builder) = boxed(
+        "node_modules/.bin/mcp-server-everything",
+        "everything_serves_in_the_strictest_sandbox_and_its_tree_ends_with_close",
+    ) else {
         return;
     };
-    if !stdio_mcp_testkit::bubblewrap(test) {
-        return;
-    }
     run(60, async {
-        let client = Client::connect(builder.sandbox(Sandbox::new()))
-            .await
-            .unwrap();
+        let client = Client::connect(builder).await.unwrap();
         let group = client.transport().pid();
         let r = client
             .call_tool("echo", json!({"message": "boxed"}))
@@ -41,17 +45,14 @@ fn everything_serves_in_the_strictest_sandbox_and_its_tree_ends_with_close() {
 
 #[test]
 fn the_python_time_server_serves_in_the_strictest_sandbox() {
-    let test = "the_python_time_server_serves_in_the_strictest_sandbox";
-    let Some(builder) = installed("venv/bin/mcp-server-time", test) else {
+    let Some(builder) = boxed(
+        "venv/bin/mcp-server-time",
+        "the_python_time_server_serves_in_the_strictest_sandbox",
+    ) else {
         return;
     };
-    if !stdio_mcp_testkit::bubblewrap(test) {
-        return;
-    }
     run(60, async {
-        let client = Client::connect(builder.sandbox(Sandbox::new()))
-            .await
-            .unwrap();
+        let client = Client::connect(builder).await.unwrap();
         let r = client
             .call_tool("get_current_time", json!({"timezone": "UTC"}))
             .await

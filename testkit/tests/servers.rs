@@ -13,10 +13,21 @@ fn first_answer(name: &str, request: &str) -> String {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{request}").unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    // Read on a thread of its own: a silent server fails the test, not hangs it.
+    let stdout = child.stdout.take().unwrap();
+    let (sent, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = sent.send(line);
+    });
+    let line = match answer.recv_timeout(std::time::Duration::from_secs(20)) {
+        Ok(line) => line,
+        Err(_) => {
+            let _ = child.kill();
+            panic!("{name} did not answer within 20 s");
+        }
+    };
     drop(stdin);
     assert!(
         child.wait().unwrap().success(),
