@@ -11,7 +11,40 @@ use serde_json::json;
 use stdio_mcp::client::Client;
 use stdio_mcp::sandbox::Sandbox;
 
-use common::{eventually, installed, live_members, run};
+use common::{eventually, installed, run};
+
+/// The processes below `pid` (its children, theirs, …): a sandboxed server
+/// runs in a session of its own, so not in its transport's process group.
+fn descendants(pid: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+            // The parent is the second field after the name, which ends with the last ')'.
+            let parent = stat[stat.rfind(')')? + 2..]
+                .split(' ')
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((p, parent))
+        })
+        .collect();
+    let mut found = vec![pid];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        at += 1;
+    }
+    found.remove(0);
+    found
+}
 
 /// The installed server `relative` in the strictest sandbox, when both it
 /// and bubblewrap are here (each missing one says so, or fails under CI).
@@ -30,16 +63,25 @@ fn everything_serves_in_the_strictest_sandbox_and_its_tree_ends_with_close() {
     };
     run(60, async {
         let client = Client::connect(builder).await.unwrap();
-        let group = client.transport().pid();
+        let bwrap = client.transport().pid();
         let r = client
             .call_tool("echo", json!({"message": "boxed"}))
             .await
             .unwrap();
         assert_eq!(r.text(), "Echo: boxed");
-        let members = live_members(group);
-        assert!(members.len() >= 2, "bubblewrap and node: {members:?}");
+        let below = descendants(bwrap);
+        let node = below.iter().any(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "node")
+        });
+        assert!(node, "node below bubblewrap: {below:?}");
         client.close().await.unwrap();
-        eventually(5, || live_members(group).is_empty()).await;
+        // Each process that was below it is gone (a reparented one would still be there).
+        let alive = || {
+            below
+                .iter()
+                .any(|p| std::path::Path::new(&format!("/proc/{p}")).exists())
+        };
+        eventually(5, || !alive()).await;
     });
 }
 

@@ -1,7 +1,9 @@
 //! A server entry's `sandboxEnabled` and `sandbox` keys (VS Code's), read
 //! into a [`Sandbox`]: paths substituted like every other field (`~` is the
 //! home folder), unknown keys warned of with the likely one, and a network
-//! rule no platform here can enforce refused with the field named.
+//! rule no platform here can enforce refused with the field named. Beside
+//! VS Code's keys, the sandbox runtime's `allowAllUnixSockets` and
+//! `allowUnixSockets`, and this crate's `limits`.
 
 use serde_json::{Map, Value};
 
@@ -11,9 +13,15 @@ use super::error::{kind, ConfigError};
 use super::substitute::{substitute, Place};
 use super::warning::{closest_in, ConfigWarning};
 
-const SECTIONS: [&str; 2] = ["filesystem", "network"];
+const SECTIONS: [&str; 3] = ["filesystem", "network", "limits"];
 const FILESYSTEM: [&str; 3] = ["allowWrite", "denyRead", "denyWrite"];
-const NETWORK: [&str; 2] = ["allowedDomains", "deniedDomains"];
+const NETWORK: [&str; 4] = [
+    "allowedDomains",
+    "deniedDomains",
+    "allowAllUnixSockets",
+    "allowUnixSockets",
+];
+const LIMITS: [&str; 4] = ["shmBytes", "tmpBytes", "fileBytes", "processes"];
 
 /// The entry's sandbox, if `sandboxEnabled` is true.
 pub(super) fn read(
@@ -71,10 +79,12 @@ pub(super) fn read(
         }
     };
     let (filesystem, network) = (section("filesystem")?, section("network")?);
+    let limits = section("limits")?;
     for (within, keys, known) in [
         ("sandbox", rules, &SECTIONS[..]),
         ("sandbox.filesystem", filesystem, &FILESYSTEM[..]),
         ("sandbox.network", network, &NETWORK[..]),
+        ("sandbox.limits", limits, &LIMITS[..]),
     ] {
         for key in keys.keys().filter(|k| !known.contains(&k.as_str())) {
             warn(format!("{within}.{key}"), closest_in(key, known), None);
@@ -108,26 +118,25 @@ pub(super) fn read(
         }
         Ok(out)
     };
-    let path = |field: &str, text: &str| -> Result<std::path::PathBuf, ConfigError> {
-        let full = format!("sandbox.filesystem.{field}");
+    let path = |full: &str, text: &str| -> Result<std::path::PathBuf, ConfigError> {
         let text = match text.strip_prefix('~') {
             Some(rest) if rest.is_empty() || rest.starts_with('/') => {
                 format!("${{userHome}}{rest}")
             }
             _ => text.to_owned(),
         };
-        let expanded = substitute(&text, place).map_err(|m| fail(&full, m))?;
+        let expanded = substitute(&text, place).map_err(|m| fail(full, m))?;
         Ok(place.resolve(&expanded))
     };
     let mut sandbox = Sandbox::new();
     for text in strings(filesystem, "allowWrite")? {
-        sandbox = sandbox.allow_write(path("allowWrite", &text)?);
+        sandbox = sandbox.allow_write(path("sandbox.filesystem.allowWrite", &text)?);
     }
     for text in strings(filesystem, "denyRead")? {
-        sandbox = sandbox.deny_read(path("denyRead", &text)?);
+        sandbox = sandbox.deny_read(path("sandbox.filesystem.denyRead", &text)?);
     }
     for text in strings(filesystem, "denyWrite")? {
-        sandbox = sandbox.deny_write(path("denyWrite", &text)?);
+        sandbox = sandbox.deny_write(path("sandbox.filesystem.denyWrite", &text)?);
     }
     let allowed = strings(network, "allowedDomains")?;
     let denied = strings(network, "deniedDomains")?;
@@ -152,5 +161,39 @@ pub(super) fn read(
     if all {
         sandbox = sandbox.network(Network::All);
     }
-    Ok(Some(sandbox))
+    match network.get("allowAllUnixSockets") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(allow)) => sandbox = sandbox.allow_all_unix_sockets(*allow),
+        Some(other) => {
+            return Err(fail(
+                "sandbox.network.allowAllUnixSockets",
+                format!("must be a boolean, not {}", kind(other)),
+            ))
+        }
+    }
+    for text in strings(network, "allowUnixSockets")? {
+        sandbox = sandbox.allow_unix_socket(path("sandbox.network.allowUnixSockets", &text)?);
+    }
+    let mut bounds = crate::sandbox::Limits::default();
+    for key in LIMITS {
+        let value = match limits.get(key) {
+            None | Some(Value::Null) => continue,
+            Some(value) => value.as_u64().filter(|n| *n > 0).ok_or_else(|| {
+                fail(
+                    &format!("sandbox.limits.{key}"),
+                    match value {
+                        Value::Number(n) => format!("must be a whole number above 0, not {n}"),
+                        other => format!("must be a whole number above 0, not {}", kind(other)),
+                    },
+                )
+            })?,
+        };
+        bounds = match key {
+            "shmBytes" => bounds.shm_bytes(value),
+            "tmpBytes" => bounds.tmp_bytes(value),
+            "fileBytes" => bounds.file_bytes(value),
+            _ => bounds.processes(value),
+        };
+    }
+    Ok(Some(sandbox.limits(bounds)))
 }

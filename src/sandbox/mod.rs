@@ -26,13 +26,17 @@
 
 #[cfg(target_os = "linux")]
 mod bubblewrap;
+mod limits;
 mod scratch;
 #[cfg(unix)]
 mod seatbelt;
+#[cfg(target_os = "linux")]
+mod seccomp;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+pub use limits::Limits;
 pub(crate) use scratch::Scratch;
 
 /// The rules a server runs under (see the [module](self)).
@@ -55,6 +59,9 @@ pub struct Sandbox {
     deny_read: Vec<PathBuf>,
     deny_write: Vec<PathBuf>,
     network: Network,
+    all_unix_sockets: bool,
+    unix_sockets: Vec<PathBuf>,
+    limits: Limits,
 }
 
 /// What a sandboxed server may reach of the network.
@@ -151,6 +158,68 @@ impl Sandbox {
         self
     }
 
+    /// Lets the server reach every Unix-domain socket (a session bus, an
+    /// agent, `docker.sock`): the sandbox runtime's `allowAllUnixSockets`.
+    /// Without it, on Linux it cannot make one (its stream pairs for its
+    /// children excepted); on macOS it cannot connect to one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sandbox = stdio_mcp::sandbox::Sandbox::new().allow_all_unix_sockets(true);
+    /// # let _ = sandbox;
+    /// ```
+    #[must_use]
+    pub fn allow_all_unix_sockets(mut self, allow: bool) -> Self {
+        self.all_unix_sockets = allow;
+        self
+    }
+
+    /// Lets the server connect to the Unix-domain socket at `path`. macOS
+    /// only (Seatbelt checks the path); on Linux no mechanism here can, so
+    /// a sandbox with one does not start: allow them all, or none.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sandbox = stdio_mcp::sandbox::Sandbox::new().allow_unix_socket("/var/run/docker.sock");
+    /// # let _ = sandbox;
+    /// ```
+    #[must_use]
+    pub fn allow_unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
+        self.unix_sockets.push(path.into());
+        self
+    }
+
+    /// How much of the machine it may take: `/dev/shm`, its `TMPDIR`, the
+    /// size of a file, processes ([`Limits::default`] unless set).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::sandbox::{Limits, Sandbox};
+    /// let sandbox = Sandbox::new().limits(Limits::default().processes(64));
+    /// assert_eq!(sandbox.resource_limits().process_count(), 64);
+    /// ```
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Its limits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::sandbox::{Limits, Sandbox};
+    /// assert_eq!(Sandbox::new().resource_limits(), &Limits::default());
+    /// ```
+    #[must_use]
+    pub fn resource_limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// The folders it may write under, as given.
     ///
     /// # Examples
@@ -177,9 +246,11 @@ impl Sandbox {
         &self.network
     }
 
-    /// The rules with every path made absolute (`~` the home folder,
-    /// relative to `cwd` or this process's folder), checked: a folder to
-    /// write that does not exist, or a domain list, is refused.
+    /// The rules with every path made absolute and real (`~` the home
+    /// folder, relative to `cwd` or this process's folder; no symbolic link
+    /// left, so no rule is missed through one), checked: a folder to write
+    /// that does not exist, a path to deny inside a writable folder that
+    /// does not exist (it could be made), or a domain list, is refused.
     fn resolved(&self, cwd: Option<&Path>) -> Result<Rules, String> {
         if let Network::Domains(_) = self.network {
             return Err("the network cannot be limited to a list of domains here \
@@ -195,7 +266,7 @@ impl Sandbox {
                 Ok(rest) => home()?.join(rest),
                 Err(_) => base.join(path),
             };
-            Ok(path)
+            Ok(real(&path))
         };
         let mut write = Vec::new();
         for path in &self.allow_write {
@@ -205,42 +276,76 @@ impl Sandbox {
             }
             write.push(path);
         }
-        write.extend(cwd.map(Path::to_path_buf));
-        let mut deny_write = Vec::new();
-        for path in &self.deny_write {
-            let path = absolute(path)?;
-            // One that does not exist yet could be made inside an allowed folder.
-            if !path.exists() && write.iter().any(|w| path.starts_with(w)) {
-                return Err(format!(
-                    "denyWrite {} does not exist, so it cannot be kept from being made",
-                    path.display()
-                ));
+        write.extend(cwd.map(real));
+        // One that does not exist yet could be made inside an allowed folder.
+        let denied = |field: &str, paths: &[PathBuf]| -> Result<Vec<PathBuf>, String> {
+            let mut out = Vec::new();
+            for path in paths {
+                let path = absolute(path)?;
+                if !path.exists() && write.iter().any(|w| path.starts_with(w)) {
+                    return Err(format!(
+                        "{field} {} does not exist, so it cannot be kept from being made",
+                        path.display()
+                    ));
+                }
+                out.push(path);
             }
-            deny_write.push(path);
-        }
-        let deny_read = self
-            .deny_read
+            Ok(out)
+        };
+        let deny_write = denied("denyWrite", &self.deny_write)?;
+        let deny_read = denied("denyRead", &self.deny_read)?;
+        let unix_socket_paths = self
+            .unix_sockets
             .iter()
             .map(absolute)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Rules {
             write,
+            tmp: None,
             deny_write,
             deny_read,
             network: self.network == Network::All,
+            all_unix_sockets: self.all_unix_sockets,
+            unix_sockets: unix_socket_paths,
+            limits: self.limits,
         })
     }
 }
 
-/// The rules as the platform's mechanism applies them: absolute paths.
+/// The rules as the platform's mechanism applies them: absolute, real paths.
 #[derive(Debug)]
 #[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) struct Rules {
-    /// Folders and files it may write (its `cwd` included; its `TMPDIR` added at start).
+    /// Folders and files it may write (its `cwd` included).
     write: Vec<PathBuf>,
+    /// Its private `TMPDIR`, set at start.
+    tmp: Option<PathBuf>,
     deny_write: Vec<PathBuf>,
     deny_read: Vec<PathBuf>,
     network: bool,
+    all_unix_sockets: bool,
+    /// The Unix sockets it may connect to, where the platform checks a path.
+    unix_sockets: Vec<PathBuf>,
+    limits: Limits,
+}
+
+/// `path` without symbolic links: the deepest part that exists made real,
+/// the rest (not made yet) appended as written.
+fn real(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(found) = std::fs::canonicalize(existing) {
+            return missing.iter().rev().fold(found, |p, part| p.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 fn home() -> Result<PathBuf, String> {
@@ -263,7 +368,7 @@ pub(crate) fn confine(
     #[cfg(any(target_os = "linux", target_os = "macos"))]
     {
         let scratch = Scratch::make()?;
-        rules.write.push(scratch.path().to_path_buf());
+        rules.tmp = Some(real(scratch.path()));
         #[cfg(target_os = "linux")]
         let command = bubblewrap::command(&rules, argv)?;
         #[cfg(target_os = "macos")]

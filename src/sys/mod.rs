@@ -17,6 +17,12 @@ mod unix;
 #[cfg(unix)]
 pub(crate) use unix::*;
 #[cfg(unix)]
+mod sandboxed;
+#[cfg(target_os = "linux")]
+pub(crate) use sandboxed::user_processes;
+#[cfg(unix)]
+pub(crate) use sandboxed::{start_confined, StartLimits};
+#[cfg(unix)]
 mod watchdog;
 #[cfg(unix)]
 pub(crate) use watchdog::Watched;

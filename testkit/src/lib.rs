@@ -74,3 +74,73 @@ pub fn median(mut figures: Vec<f64>) -> f64 {
     figures.sort_by(f64::total_cmp);
     figures[figures.len() / 2]
 }
+
+/// What a test of the sandbox sets up in its own process on Linux, which
+/// std has no word for: a session keyring holding a key, and a descriptor
+/// left open across exec.
+#[cfg(target_os = "linux")]
+pub mod host {
+    use std::io;
+    use std::os::fd::{AsRawFd, RawFd};
+
+    /// Gives the calling thread (and so the children it starts) a new
+    /// session keyring, as a login session has, holding a `user` key
+    /// `description` with `payload`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// stdio_mcp_testkit::host::session_key("token", "s3cr3t").unwrap();
+    /// ```
+    pub fn session_key(description: &str, payload: &str) -> io::Result<()> {
+        const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
+        const SESSION: libc::c_long = -3;
+        // SAFETY: keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL) makes an anonymous one.
+        let joined = unsafe {
+            libc::syscall(
+                libc::SYS_keyctl,
+                KEYCTL_JOIN_SESSION_KEYRING,
+                std::ptr::null::<libc::c_char>(),
+            )
+        };
+        if joined < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let kind = c"user";
+        let description = std::ffi::CString::new(description)?;
+        // SAFETY: add_key(2) with NUL-terminated strings and the payload's length.
+        let added = unsafe {
+            libc::syscall(
+                libc::SYS_add_key,
+                kind.as_ptr(),
+                description.as_ptr(),
+                payload.as_ptr(),
+                payload.len(),
+                SESSION,
+            )
+        };
+        if added < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Clears close-on-exec on `file`, as a careless host might leave a
+    /// descriptor: every child started while it is open inherits it.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let file = std::fs::File::create("/tmp/leaked").unwrap();
+    /// let fd = stdio_mcp_testkit::host::leak(&file).unwrap();
+    /// # let _ = fd;
+    /// ```
+    pub fn leak(file: &impl AsRawFd) -> io::Result<RawFd> {
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor the caller holds open.
+        if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(fd)
+    }
+}

@@ -29,6 +29,7 @@ mod platform;
 mod requests;
 mod restart;
 mod sandbox;
+mod sandbox_ways_out;
 mod tasks;
 mod tool_guard;
 mod tool_hints;

@@ -267,3 +267,40 @@ fn the_sandbox_keys_are_read_warned_of_and_refused_with_the_field_named() {
          STDIO_MCP_NO_SUCH_VAR is not set (write ${STDIO_MCP_NO_SUCH_VAR:-default} for a fallback)"
     );
 }
+
+#[test]
+fn the_socket_and_limit_keys_are_read_and_refused_with_the_field_named() {
+    use stdio_mcp::sandbox::Limits;
+    let config = Config::parse(
+        r#"{"mcpServers": {
+            "sockets": {"command": "x", "sandboxEnabled": true,
+                        "sandbox": {"network": {"allowAllUnixSockets": true,
+                                                "allowUnixSockets": ["/run/agent.sock"]},
+                                    "limits": {"shmBytes": 1048576, "processes": 64, "tmpByte": 1}}},
+            "notbool": {"command": "x", "sandboxEnabled": true,
+                        "sandbox": {"network": {"allowAllUnixSockets": "yes"}}},
+            "negative": {"command": "x", "sandboxEnabled": true,
+                         "sandbox": {"limits": {"fileBytes": -1}}}
+        }}"#,
+    )
+    .unwrap();
+    let sockets = config.server("sockets").unwrap().sandbox.clone().unwrap();
+    let expected = Sandbox::new()
+        .allow_all_unix_sockets(true)
+        .allow_unix_socket("/run/agent.sock")
+        .limits(Limits::default().shm_bytes(1 << 20).processes(64));
+    assert_eq!(sockets, expected);
+    let warnings: Vec<String> = config.warnings().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings,
+        ["server \"sockets\": unknown key \"sandbox.limits.tmpByte\" is ignored (did you mean \"tmpBytes\"?)"]
+    );
+    let errors: Vec<String> = config.errors().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        [
+            "server \"negative\", field sandbox.limits.fileBytes: must be a whole number above 0, not -1",
+            "server \"notbool\", field sandbox.network.allowAllUnixSockets: must be a boolean, not a string",
+        ]
+    );
+}

@@ -32,6 +32,8 @@ pub struct Flags {
     pub catalog: Option<String>,
     pub tools_file: Option<String>,
     pub tasks: bool,
+    /// Offer the tool `escape` (Linux): `test/escape` as a tool, for the command line's tests.
+    pub escape: bool,
 }
 
 pub fn flags() -> Flags {
@@ -58,6 +60,7 @@ pub fn flags() -> Flags {
         canary: None,
         catalog: None,
         tools_file: None,
+        escape: false,
         tasks: false,
     };
     let mut args = env::args().skip(1);
@@ -78,6 +81,7 @@ pub fn flags() -> Flags {
             "--crash-on-restart" => f.crash_on_restart = args.next(),
             "--log-start" => f.log_start = args.next(),
             "--tasks" => f.tasks = true,
+            "--escape" => f.escape = true,
             "--start-delay" => {
                 f.start_delay = args.next().and_then(|s| s.parse().ok()).unwrap_or(0)
             }

@@ -31,6 +31,8 @@
 //! `--catalog TAG` adds prompts and resources (`catalog.rs`).
 //! `--tools-file PATH` lists the tools PATH holds, read at each listing
 //! (`tools_file.rs`).
+//! `--escape` (Linux) adds the tool `escape`, which tries a way out of a
+//! sandbox (`escape.rs`; also as the request `test/escape`).
 //! `--scenario NAME` (and `--canary URL`) answers as a scenario of the official
 //! conformance suite does (`conformance.rs`).
 
@@ -38,6 +40,8 @@ mod catalog;
 mod conformance;
 #[path = "../../../examples/support/demo.rs"]
 mod demo;
+#[cfg(target_os = "linux")]
+mod escape;
 mod flags;
 mod reach;
 mod schemas;
@@ -170,6 +174,7 @@ fn main() {
         next_ask: 1,
         catalog: flags.catalog.clone(),
         tools_file: flags.tools_file.clone(),
+        escape: flags.escape,
         scenario: flags
             .scenario
             .clone()
@@ -238,6 +243,7 @@ struct Peer {
     catalog: Option<String>,
     /// `--tools-file`: where its tools are read at each listing.
     tools_file: Option<String>,
+    escape: bool,
     tasks: Option<tasks::Tasks>,
 }
 
@@ -493,6 +499,17 @@ impl Peer {
         if let Some(path) = &self.tools_file {
             if let Some(outcome) = tools_file::handle(path, method, &params) {
                 return answer(&self.out, &id, outcome);
+            }
+        }
+        #[cfg(target_os = "linux")]
+        if self.escape {
+            if method == "tools/list" {
+                let mut all = demo::handle(method, &params, &mut notify).unwrap().unwrap();
+                all["tools"].as_array_mut().unwrap().push(escape::tool());
+                return answer(&self.out, &id, Ok(all));
+            }
+            if let Some(result) = escape::call(method, &params) {
+                return answer(&self.out, &id, Ok(result));
             }
         }
         if self.schemas {

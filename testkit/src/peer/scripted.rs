@@ -17,6 +17,10 @@ impl Peer {
         if let Some(reached) = super::reach::handle(method, &params) {
             return answer(&self.out, &id, Ok(reached));
         }
+        #[cfg(target_os = "linux")]
+        if let Some(tried) = super::escape::handle(method, &params) {
+            return answer(&self.out, &id, Ok(tried));
+        }
         let out = Arc::clone(&self.out);
         let notify = |method: &str, params: Value| {
             send(
