@@ -62,7 +62,14 @@ fn host() {
     };
     let mut line = format!("pids {} {grandchild}", t.pid());
     if sandboxed {
-        line.push_str(&format!(" {inside}"));
+        // In its own PID namespace the server's pids are its own: the real
+        // ones are those below bubblewrap (its namespace's first process too).
+        let _ = (grandchild, inside);
+        let below = sandboxed_tree(t.pid());
+        line = format!("pids {}", t.pid());
+        for pid in below {
+            line.push_str(&format!(" {pid}"));
+        }
     }
     if std::env::var_os("STDIO_MCP_HOST_UNRELATED").is_some() {
         // A server closed before the host's end is no longer watched, and a
@@ -103,6 +110,21 @@ fn unrelated_group() -> std::process::Child {
         .args(["--no-read", "--watchdog", "30"])
         .spawn()
         .unwrap()
+}
+
+#[cfg(target_os = "linux")]
+fn sandboxed_tree(bwrap: u32) -> Vec<u32> {
+    // The server and its grandchild: bubblewrap, its first process, and two below.
+    run(
+        10,
+        common::eventually(5, || common::descendants(bwrap).len() >= 3),
+    );
+    common::descendants(bwrap)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sandboxed_tree(_bwrap: u32) -> Vec<u32> {
+    unreachable!("a sandboxed host runs on Linux only here")
 }
 
 fn grandchild_pid(t: &stdio_mcp::Transport) -> Option<u32> {

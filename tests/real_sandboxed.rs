@@ -11,40 +11,7 @@ use serde_json::json;
 use stdio_mcp::client::Client;
 use stdio_mcp::sandbox::Sandbox;
 
-use common::{eventually, installed, run};
-
-/// The processes below `pid` (its children, theirs, …): a sandboxed server
-/// runs in a session of its own, so not in its transport's process group.
-fn descendants(pid: u32) -> Vec<u32> {
-    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|p| {
-            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
-            // The parent is the second field after the name, which ends with the last ')'.
-            let parent = stat[stat.rfind(')')? + 2..]
-                .split(' ')
-                .nth(1)?
-                .parse()
-                .ok()?;
-            Some((p, parent))
-        })
-        .collect();
-    let mut found = vec![pid];
-    let mut at = 0;
-    while at < found.len() {
-        let parent = found[at];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, pp)| *pp == parent)
-                .map(|(p, _)| *p),
-        );
-        at += 1;
-    }
-    found.remove(0);
-    found
-}
+use common::{descendants, eventually, installed, run};
 
 /// The installed server `relative` in the strictest sandbox, when both it
 /// and bubblewrap are here (each missing one says so, or fails under CI).

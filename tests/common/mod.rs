@@ -308,3 +308,38 @@ pub fn live_members(group: u32) -> Vec<u32> {
         })
         .collect()
 }
+
+/// The processes below `pid` (its children, theirs, …), from `/proc`: a
+/// sandboxed server runs in a session and PID namespace of its own, so
+/// neither its transport's process group nor the pids it reports find it.
+#[cfg(target_os = "linux")]
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+            // The parent is the second field after the name, which ends with the last ')'.
+            let parent = stat[stat.rfind(')')? + 2..]
+                .split(' ')
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((p, parent))
+        })
+        .collect();
+    let mut found = vec![pid];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        at += 1;
+    }
+    found.remove(0);
+    found
+}
