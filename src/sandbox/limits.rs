@@ -4,7 +4,7 @@
 //! processes it may run. Linux enforces all four; macOS none (Seatbelt
 //! has no such rules): docs/sandbox.md.
 
-/// The bounds of a sandboxed server (see the [module](self)); the defaults
+/// The bounds of a sandboxed server (see [`crate::sandbox`]); the defaults
 /// leave room for any real server and none for filling the machine.
 ///
 /// # Examples
