@@ -73,6 +73,11 @@ pub(crate) fn execute(
     hosted: Option<Group>,
     mut interrupted: UnboundedReceiver<()>,
 ) -> Result<(), Failure> {
+    let warnings = warnings_of(&cli, &servers);
+    for warning in &warnings {
+        errln!("stdio-mcp: warning: {warning}");
+    }
+    output::set_warnings(warnings);
     let session = Session {
         cli,
         servers,
@@ -96,6 +101,29 @@ pub(crate) fn execute(
             }
         }
     })
+}
+
+/// The config warnings a command shows, once: those of the server it
+/// names, else every one of the files it read.
+fn warnings_of(cli: &Cli, servers: &Servers) -> Vec<String> {
+    let named: Option<&str> = match &cli.command {
+        _ if servers.ad_hoc => None,
+        Command::Call { server, .. }
+        | Command::Prompt { server, .. }
+        | Command::Read { server, .. } => Some(server),
+        Command::Tools { server, .. }
+        | Command::Prompts { server, .. }
+        | Command::Resources { server, .. }
+        | Command::Info { server, .. } => server.as_deref(),
+        _ => None,
+    };
+    servers
+        .config
+        .warnings()
+        .iter()
+        .filter(|w| named.is_none_or(|name| w.server == name))
+        .map(ToString::to_string)
+        .collect()
 }
 
 /// The command line after `--`, when the command has one.
@@ -319,7 +347,7 @@ fn roots(given: &[std::path::PathBuf]) -> Vec<Value> {
 pub(crate) fn print_json(value: &Value) {
     outln!(
         "{}",
-        serde_json::to_string_pretty(value).unwrap_or_default()
+        serde_json::to_string_pretty(&output::with_warnings(value)).unwrap_or_default()
     );
 }
 

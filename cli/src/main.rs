@@ -247,19 +247,21 @@ pub(crate) fn report(outcome: Result<(), Failure>, json: bool) -> u8 {
         // Its reader left: nothing more to say, and nobody to say it to.
         return output::CLOSED_STDOUT;
     }
-    match outcome {
+    let outcome = match outcome {
         Ok(()) => 0,
         Err(failure) => {
             if json {
                 if !failure.printed {
-                    outln!("{}", failure.to_json());
+                    outln!("{}", output::with_warnings(&failure.to_json()));
                 }
             } else {
                 errln!("stdio-mcp: {failure}");
             }
             failure.code as u8
         }
-    }
+    };
+    output::set_warnings(Vec::new());
+    outcome
 }
 
 impl From<std::io::Error> for Failure {

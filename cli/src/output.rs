@@ -25,6 +25,9 @@ macro_rules! errln {
 pub(crate) use errln;
 
 thread_local! {
+    /// The config warnings of the command running on this thread, for its
+    /// `--json` document (`warnings` beside the result).
+    static WARNINGS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
     /// A command run by the daemon for a client: what it prints, kept for
     /// the client (stdout, stderr) instead of the daemon's own streams.
     static CAPTURED: std::cell::RefCell<Option<(String, String)>> = const { std::cell::RefCell::new(None) };
@@ -37,6 +40,24 @@ pub fn capture<T>(work: impl FnOnce() -> T) -> (T, String, String) {
     let outcome = work();
     let (out, err) = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
     (outcome, out, err)
+}
+
+/// Keeps `warnings` as the running command's, for [`with_warnings`].
+pub fn set_warnings(warnings: Vec<String>) {
+    WARNINGS.with(|w| *w.borrow_mut() = warnings);
+}
+
+/// `document` with the running command's config warnings beside what it
+/// holds (`"warnings": [..]`), when it has any and is an object.
+pub fn with_warnings(document: &serde_json::Value) -> serde_json::Value {
+    let mut document = document.clone();
+    WARNINGS.with(|w| {
+        let warnings = w.borrow();
+        if let (false, Some(object)) = (warnings.is_empty(), document.as_object_mut()) {
+            object.insert("warnings".to_owned(), serde_json::json!(*warnings));
+        }
+    });
+    document
 }
 
 /// Appends to this thread's capture, if it has one: whether it did.

@@ -490,3 +490,49 @@ fn a_sandboxed_server_is_marked_and_its_denied_write_is_what_the_user_sees() {
     );
     assert!(!s.0.join("b").exists());
 }
+
+/// Config warnings are said once a command, on stderr and in `--json`; a
+/// `sandbox` without `sandboxEnabled` says that the server runs unconfined.
+#[test]
+fn config_warnings_are_said_once_and_an_unconfined_sandbox_says_so() {
+    let s = Scratch::new("warnings");
+    let config = s.config(json!({
+        "t4": { "command": peer(), "sandbox": { "filesystem": { "allowWrite": [s.path("out")] } } },
+        "typo": { "command": peer(), "arg": ["--tasks"] },
+    }));
+    let unconfined = "stdio-mcp: warning: server \"t4\": \"sandbox\" is ignored without \
+                      \"sandboxEnabled\": true — it runs unconfined";
+    let typo = "stdio-mcp: warning: server \"typo\": unknown key \"arg\" is ignored (did you mean \"args\"?)";
+    let r = s.run(&["--config", &config, "call", "t4", "echo", "message=hi"]);
+    assert_eq!((r.code, r.stdout.trim()), (0, "Echo: hi"), "{r:?}");
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines, [unconfined], "only the named server's, once: {r:?}");
+    let r = s.run(&["--config", &config, "servers"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines, [unconfined, typo], "{r:?}");
+    let r = s.run(&[
+        "--config",
+        &config,
+        "--json",
+        "call",
+        "t4",
+        "echo",
+        "message=hi",
+    ]);
+    let document = r.json();
+    assert_eq!(document["content"][0]["text"], "Echo: hi", "{r:?}");
+    assert_eq!(
+        document["warnings"],
+        json!([unconfined.trim_start_matches("stdio-mcp: warning: ")]),
+        "{r:?}"
+    );
+    let r = s.run(&["--config", &config, "--json", "call", "t4", "nope"]);
+    let document = r.json();
+    assert_eq!(document["error"]["kind"], "usage", "{r:?}");
+    assert_eq!(
+        document["warnings"].as_array().map(Vec::len),
+        Some(1),
+        "{r:?}"
+    );
+}

@@ -61,7 +61,7 @@ pub(super) fn read(
     };
     if !enabled {
         if rules.is_some() {
-            let why = "without \"sandboxEnabled\": true it is no sandbox";
+            let why = "without \"sandboxEnabled\": true — it runs unconfined";
             warn("sandbox".to_owned(), None, Some(why));
         }
         return Ok(None);

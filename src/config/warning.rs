@@ -58,8 +58,9 @@ pub struct ConfigWarning {
     pub key: String,
     /// The known key it is closest to, when it is close enough to be a typo.
     pub suggestion: Option<String>,
-    /// Why a key this crate knows is ignored (`sandbox` without
-    /// `sandboxEnabled`); `None` for an unknown key.
+    /// Why a key this crate knows is ignored, and what follows, as the end
+    /// of the sentence (`sandbox` without `sandboxEnabled`: `without
+    /// "sandboxEnabled": true — it runs unconfined`); `None` for an unknown key.
     pub reason: Option<String>,
 }
 
@@ -68,7 +69,7 @@ impl fmt::Display for ConfigWarning {
         if let Some(reason) = &self.reason {
             return write!(
                 f,
-                "server {:?}: {:?} is ignored: {reason}",
+                "server {:?}: {:?} is ignored {reason}",
                 self.server, self.key
             );
         }

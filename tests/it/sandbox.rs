@@ -244,7 +244,7 @@ fn the_sandbox_keys_are_read_warned_of_and_refused_with_the_field_named() {
     assert_eq!(
         warnings,
         [
-            "server \"off\": \"sandbox\" is ignored: without \"sandboxEnabled\": true it is no sandbox",
+            "server \"off\": \"sandbox\" is ignored without \"sandboxEnabled\": true — it runs unconfined",
             "server \"typo\": unknown key \"sandbox.filesystem.alowWrite\" is ignored (did you mean \"allowWrite\"?)",
             "server \"typo\": unknown key \"sandbox.netwrk\" is ignored (did you mean \"network\"?)",
         ]
