@@ -536,3 +536,67 @@ fn config_warnings_are_said_once_and_an_unconfined_sandbox_says_so() {
         "{r:?}"
     );
 }
+
+/// `${workspaceFolder}` is absolute, as VS Code gives it: a relative
+/// `--config` and a server's own `cwd` do not move what it names.
+#[test]
+fn workspace_folder_is_absolute_whatever_the_config_path_and_cwd() {
+    let s = Scratch::new("workspace");
+    let project = s.0.join("proj");
+    std::fs::create_dir_all(project.join("sub")).unwrap();
+    let tools = json!([{"name": "from-the-workspace", "inputSchema": {"type": "object"}}]);
+    std::fs::write(project.join("tools.json"), tools.to_string()).unwrap();
+    let entry = json!({"mcpServers": {"srv": {
+        "command": peer(),
+        "args": ["--tools-file", "${workspaceFolder}/tools.json"],
+        "cwd": "${workspaceFolder}/sub",
+    }}});
+    std::fs::write(project.join("mcp.json"), entry.to_string()).unwrap();
+    // From the project's parent, the config named relatively.
+    let r = s.run(&["--config", "proj/mcp.json", "--json", "tools", "srv"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let listed = r.json();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["from-the-workspace"], "{r:?}");
+}
+
+/// The catalog cache keys a server on what defines it, not on the terminal
+/// the command runs in; a completion whose key differs reads and never
+/// removes the entry.
+#[test]
+fn the_catalog_cache_ignores_the_terminal_and_a_completion_keeps_its_entries() {
+    let s = Scratch::new("cache-term");
+    let config = demo(&s);
+    let tools = |term: &str| {
+        let mut command = s.cli(&["--config", &config, "tools", "demo"]);
+        command.env("TERM", term).env("COLUMNS", "80");
+        finish(command.spawn().unwrap(), 60)
+    };
+    let first = tools("xterm-256color");
+    assert!(first.stdout.starts_with("echo "), "{first:?}");
+    assert_eq!(s.lines("starts"), 1);
+    let under_tmux = tools("screen-256color");
+    assert!(under_tmux.stdout.starts_with("echo "), "{under_tmux:?}");
+    assert_eq!(
+        s.lines("starts"),
+        1,
+        "another TERM started the server again"
+    );
+    // A completion run where the server's definition differs (another PATH).
+    let mut command = s.cli(&["--", "stdio-mcp", "--config", &config, "call", "demo", ""]);
+    command.env("COMPLETE", "fish").env("PATH", "/nonexistent");
+    let completed = finish(command.spawn().unwrap(), 30);
+    assert_eq!(completed.code, 0, "{completed:?}");
+    let again = tools("xterm-256color");
+    assert!(again.stdout.starts_with("echo "), "{again:?}");
+    assert_eq!(
+        s.lines("starts"),
+        1,
+        "the completion removed the cached entry"
+    );
+}

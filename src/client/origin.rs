@@ -52,6 +52,7 @@ pub(crate) fn command_key(transport: &TransportBuilder) -> String {
     let env: Vec<Value> = transport
         .env_changes()
         .iter()
+        .filter(|change| !matches!(change, EnvChange::Set(key, _) if describes_terminal(key)))
         .map(|change| match change {
             EnvChange::Set(key, value) => serde_json::json!(["set", os_text(key), os_text(value)]),
             EnvChange::Remove(key) => serde_json::json!(["remove", os_text(key)]),
@@ -61,6 +62,15 @@ pub(crate) fn command_key(transport: &TransportBuilder) -> String {
     let command: Vec<Value> = transport.argv().iter().map(|part| os_text(part)).collect();
     let cwd = transport.dir().map(|cwd| os_text(cwd.as_os_str()));
     serde_json::json!([command, env, cwd]).to_string()
+}
+
+/// Variables that describe the terminal a command runs in, not the server:
+/// left out of the key, so that a server is the same one under tmux and
+/// outside it (docs/cli.md, "The catalog cache").
+const TERMINAL_VARIABLES: [&str; 4] = ["TERM", "COLORTERM", "COLUMNS", "LINES"];
+
+fn describes_terminal(key: &OsStr) -> bool {
+    TERMINAL_VARIABLES.iter().any(|v| OsStr::new(v) == key)
 }
 
 /// `text` as a JSON string, or, when it is not Unicode, as `{"bytes": hex}` of

@@ -13,18 +13,20 @@ pub(super) struct Place<'a> {
 }
 
 impl<'a> Place<'a> {
+    /// The place of text read from `file`: its folder made absolute (as VS
+    /// Code gives `${workspaceFolder}`), so a relative `--config` or a
+    /// server's own `cwd` cannot move what a path names.
     pub(super) fn new(file: Option<&Path>, env: &'a dyn Fn(&str) -> Option<String>) -> Self {
         let dir = file.map(|f| match f.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
+            Some(p) if !p.as_os_str().is_empty() => absolute(p),
+            _ => absolute(Path::new(".")),
         });
         let workspace = dir.as_ref().map(|d| {
             let hidden = d
                 .file_name()
                 .is_some_and(|n| n == ".vscode" || n == ".cursor");
             match d.parent() {
-                Some(parent) if hidden && !parent.as_os_str().is_empty() => parent.to_path_buf(),
-                Some(_) if hidden => PathBuf::from("."),
+                Some(parent) if hidden => parent.to_path_buf(),
                 _ => d.clone(),
             }
         });
@@ -42,6 +44,15 @@ impl<'a> Place<'a> {
             _ => path,
         }
     }
+}
+
+/// `path` from the root, without `.` parts (symbolic links kept, as
+/// written); as given when there is no current folder to start from.
+fn absolute(path: &Path) -> PathBuf {
+    let made = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    made.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
 }
 
 /// `text` with every `${…}` replaced, or why one cannot be.
@@ -75,6 +86,7 @@ fn variable(inside: &str, place: &Place<'_>) -> Result<String, String> {
         "userHome" => {
             return lookup("HOME")
                 .or_else(|| lookup("USERPROFILE"))
+                .map(|home| absolute(Path::new(&home)).display().to_string())
                 .ok_or_else(|| "${userHome}: neither HOME nor USERPROFILE is set".to_owned())
         }
         "workspaceFolder" => {

@@ -158,20 +158,19 @@ impl Group {
     }
 
     /// Writes the catalog cache, when there is one and `entries` (what each
-    /// server has now) are not what it holds. The entries of servers that
-    /// are not this group's stay: groups of other configurations (a command
-    /// line's one server, say) may share the file.
+    /// server has now) are not what it holds. An entry only a listing
+    /// replaces: those of servers that are not this group's stay (groups of
+    /// other configurations, a command line's one server, say, may share the
+    /// file), and so do those of members that did not list now (not
+    /// started, or failed) — a lazy group that only reads never empties it.
     async fn save(&self, mut entries: Entries) {
         let Some(path) = &self.inner.catalog_cache else {
             return;
         };
         let mut saved = self.inner.saved.lock().await;
         if let Some(before) = saved.as_ref() {
-            let members = self.members();
             for (name, entry) in before {
-                if !members.iter().any(|m| m.name() == name) {
-                    entries.entry(name.clone()).or_insert_with(|| entry.clone());
-                }
+                entries.entry(name.clone()).or_insert_with(|| entry.clone());
             }
         }
         if saved.as_ref() == Some(&entries) {
