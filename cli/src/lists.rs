@@ -37,17 +37,25 @@ impl Session {
                 ServerState::Failed(why) => Some(why.clone()),
                 _ => None,
             };
+            let sandbox = entry.map_or(Value::Null, crate::reach::rules_json);
             rows.push(
                 json!({ "name": name, "state": state_name(&state), "era": era_name(&state),
                               "tools": count, "source": source, "error": error, "trust": trust,
-                              "sandboxed": sandboxed }),
+                              "sandboxed": sandboxed, "sandbox": sandbox }),
             );
         }
         for h in &held {
-            let source = format!("{} (project, {})", h.file.display(), h.state);
+            let mut source = format!("{} (project, {})", h.file.display(), h.state);
+            let entry = self.servers.config.server(&h.name);
+            let sandboxed = entry.is_some_and(|entry| entry.sandbox.is_some());
+            if sandboxed {
+                source.push_str(" (sandboxed)");
+            }
+            let sandbox = entry.map_or(Value::Null, crate::reach::rules_json);
             rows.push(
                 json!({ "name": h.name, "state": h.state_name(), "era": "-", "tools": 0,
-                        "source": source, "error": null, "trust": h.state_name(), "sandboxed": null }),
+                        "source": source, "error": null, "trust": h.state_name(),
+                        "sandboxed": sandboxed, "sandbox": sandbox }),
             );
         }
         for s in &skipped {
@@ -59,7 +67,8 @@ impl Session {
                 .unwrap_or_default();
             rows.push(
                 json!({ "name": s.name, "state": "skipped", "era": "-", "tools": 0,
-                              "source": source, "error": s.reason, "trust": null, "sandboxed": null }),
+                              "source": source, "error": s.reason, "trust": null, "sandboxed": null,
+                              "sandbox": null }),
             );
         }
         if self.cli.json {
@@ -87,6 +96,13 @@ impl Session {
                 );
                 if let Some(error) = row["error"].as_str() {
                     outln!("    {error}");
+                }
+                let rules = self
+                    .servers
+                    .config
+                    .server(row["name"].as_str().unwrap_or_default());
+                for line in rules.map(crate::reach::rule_lines).unwrap_or_default() {
+                    outln!("    sandbox: {line}");
                 }
             }
         }

@@ -10,6 +10,7 @@ mod daemon;
 mod failure;
 mod lists;
 mod output;
+mod reach;
 mod sources;
 mod terminal;
 mod trust;

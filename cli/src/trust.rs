@@ -242,20 +242,28 @@ impl Session {
                 .map(|(server, file, state, changes)| {
                     json!({ "name": server.name, "state": state_name(state), "file": file,
                             "command": std::iter::once(&server.command).chain(&server.args).collect::<Vec<_>>(),
-                            "changes": changes })
+                            "changes": changes, "sandbox": crate::reach::rules_json(server) })
                 })
                 .collect();
             print_json(&json!({ "servers": rows }));
             return Ok(());
         }
         for (server, file, state, _) in rows {
+            let sandboxed = if server.sandbox.is_some() {
+                " (sandboxed)"
+            } else {
+                ""
+            };
             outln!(
-                "{:<20} {:<40} {}",
+                "{:<20} {:<40} {}{sandboxed}",
                 server.name,
                 state.to_string(),
                 file.display()
             );
             outln!("    {}", command_line(server));
+            for line in crate::reach::rule_lines(server) {
+                outln!("    sandbox: {line}");
+            }
         }
         Ok(())
     }
@@ -280,13 +288,13 @@ fn ask(held: &Held, server: &ServerConfig) -> bool {
     if !names.is_empty() {
         let _ = writeln!(err, "  env:     {}", names.join(", "));
     }
+    for line in crate::reach::rule_lines(server) {
+        let _ = writeln!(err, "  sandbox: {line}");
+    }
     if let TrustState::Changed(parts) = &held.state {
         let _ = writeln!(err, "  changed since you trusted it: {}", parts.join(", "));
     }
-    let _ = writeln!(
-        err,
-        "It runs with your rights: it can read and change your files and reach the network."
-    );
+    let _ = writeln!(err, "{}", crate::reach::risk(server));
     let _ = write!(err, "Trust it and start it? [y/N] ");
     let _ = err.flush();
     let mut answer = String::new();

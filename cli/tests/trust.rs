@@ -259,3 +259,68 @@ fn the_question_on_a_terminal_answered_n_then_y() {
     let again = s.run(&["call", "demo", "echo", "message=again"]);
     assert_eq!(again.code, 0, "trusted for good: {again:?}");
 }
+
+/// A sandboxed project entry is shown with its rules and a risk sentence
+/// true for them: in the question, in `trust`'s list and in `servers`.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sandboxed_entry_shows_its_rules_and_its_real_risk() {
+    use std::io::Write;
+    let s = Scratch::new("trust-sandboxed");
+    std::fs::create_dir_all(s.0.join("out")).unwrap();
+    let servers = json!({ "mcpServers": {
+        "boxed": { "command": peer(), "sandboxEnabled": true,
+                   "sandbox": { "filesystem": { "allowWrite": ["${workspaceFolder}/out"],
+                                                "denyRead": ["~/.ssh"] },
+                                "network": { "allowedDomains": ["*"] } } },
+    }});
+    std::fs::write(s.0.join(".mcp.json"), servers.to_string()).unwrap();
+    let out = std::fs::canonicalize(s.0.join("out")).unwrap();
+    let allow = format!("allowWrite: {}", out.display());
+    let risk = format!(
+        "It runs in a sandbox: it can read your files but {}/.ssh, change files only under {}, and reach the network.",
+        s.0.display(),
+        out.display()
+    );
+    let list = s.run(&["trust"]);
+    assert_eq!(list.code, 0, "{list:?}");
+    assert!(list.stdout.contains("(sandboxed)"), "{list:?}");
+    assert!(
+        list.stdout.contains(&format!("sandbox: {allow}")),
+        "{list:?}"
+    );
+    assert!(list.stdout.contains("sandbox: network: all"), "{list:?}");
+    let listed = s.run(&["--json", "trust"]).json();
+    assert_eq!(
+        listed["servers"][0]["sandbox"]["network"], "all",
+        "{listed}"
+    );
+    let servers = s.run(&["servers"]);
+    assert!(
+        servers.stdout.contains("(project, untrusted) (sandboxed)"),
+        "{servers:?}"
+    );
+    assert!(servers.stdout.contains(&allow), "{servers:?}");
+    let json = s.run(&["--json", "servers"]).json();
+    assert_eq!(json["servers"][0]["sandboxed"], true, "{json}");
+
+    let line = format!("{} call boxed echo message=hi", common::CLI);
+    let command = s.cli(&[]);
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("TERM", "dumb")
+        .current_dir(&s.0)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"n\n").unwrap();
+    let asked = common::finish(child, 60);
+    assert!(asked.stdout.contains(&allow), "{asked:?}");
+    // A terminal may fold the sentence; compare it without line ends.
+    let flat = asked.stdout.replace(['\r', '\n'], "");
+    assert!(flat.contains(&risk), "{risk:?} in {asked:?}");
+    assert!(!asked.stdout.contains("runs with your rights"), "{asked:?}");
+}

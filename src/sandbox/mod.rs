@@ -233,6 +233,46 @@ impl Sandbox {
         &self.allow_write
     }
 
+    /// The paths hidden from it, as given.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sandbox = stdio_mcp::sandbox::Sandbox::new().deny_read("~/.ssh");
+    /// assert_eq!(sandbox.denied_reads(), [std::path::PathBuf::from("~/.ssh")]);
+    /// ```
+    #[must_use]
+    pub fn denied_reads(&self) -> &[PathBuf] {
+        &self.deny_read
+    }
+
+    /// The paths it may not write even inside an allowed folder, as given.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sandbox = stdio_mcp::sandbox::Sandbox::new().deny_write("/srv/.git");
+    /// assert_eq!(sandbox.denied_writes().len(), 1);
+    /// ```
+    #[must_use]
+    pub fn denied_writes(&self) -> &[PathBuf] {
+        &self.deny_write
+    }
+
+    /// Whether it may reach every Unix-domain socket, and the ones it may
+    /// reach by path (see [`allow_all_unix_sockets`](Self::allow_all_unix_sockets)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sandbox = stdio_mcp::sandbox::Sandbox::new().allow_all_unix_sockets(true);
+    /// assert_eq!(sandbox.unix_sockets(), (true, &[][..]));
+    /// ```
+    #[must_use]
+    pub fn unix_sockets(&self) -> (bool, &[PathBuf]) {
+        (self.all_unix_sockets, &self.unix_sockets)
+    }
+
     /// What it may reach of the network.
     ///
     /// # Examples
