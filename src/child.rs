@@ -233,6 +233,22 @@ impl ExitStatus {
         }
     }
 
+    /// Whether the process ran in a sandbox.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let t = stdio_mcp::Transport::builder(["true"]).spawn()?;
+    /// t.close().await?;
+    /// assert!(!t.exit_status().expect("exited").sandboxed());
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    #[must_use]
+    pub fn sandboxed(&self) -> bool {
+        self.sandboxed
+    }
+
     /// The same status, of a process that ran in a sandbox.
     pub(crate) fn in_sandbox(mut self, sandboxed: bool) -> Self {
         self.sandboxed = sandboxed;

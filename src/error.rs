@@ -181,6 +181,8 @@ pub enum Error {
 ///     noise: 2,
 ///     first_noise: Some("Starting...".into()),
 ///     hint: None,
+///     sandboxed: false,
+///     stderr_tail: Vec::new(),
 /// }));
 /// assert_eq!(
 ///     e.to_string(),
@@ -201,6 +203,10 @@ pub struct ConnectDiagnosis {
     pub first_noise: Option<String>,
     /// What to try, when there is something.
     pub hint: Option<String>,
+    /// It runs in a sandbox (which may be why it never answered).
+    pub sandboxed: bool,
+    /// Its last stderr lines, where a server says what failed.
+    pub stderr_tail: Vec<String>,
 }
 
 /// What kind of failure an [`Error`] is: what a caller can do about it, in
@@ -389,6 +395,11 @@ impl fmt::Display for Error {
                 if !stderr_tail.is_empty() {
                     write!(f, ": {}", stderr_tail.join(" | "))?;
                 }
+                if status.sandboxed() {
+                    if let Some(cause) = crate::sandbox::likely_cause(stderr_tail) {
+                        write!(f, "; likely: {cause}")?;
+                    }
+                }
                 Ok(())
             }
             Error::NotAlive => f.write_str("MCP server process has exited"),
@@ -450,10 +461,13 @@ impl fmt::Display for Error {
                     noise,
                     first_noise,
                     hint,
+                    sandboxed,
+                    stderr_tail,
                 } = diagnosis.as_ref();
+                let place = if *sandboxed { ", in its sandbox" } else { "" };
                 write!(
                     f,
-                    "MCP server did not answer {waited_for} ({:.1}s since it started)",
+                    "MCP server did not answer {waited_for} ({:.1}s since it started{place})",
                     waited.as_secs_f64()
                 )?;
                 match first_noise {
@@ -464,6 +478,15 @@ impl fmt::Display for Error {
                         if *noise == 1 { "is" } else { "are" },
                     )?,
                     None => f.write_str("; it wrote nothing on stdout")?,
+                }
+                if !stderr_tail.is_empty() {
+                    write!(f, "; its stderr: {}", stderr_tail.join(" | "))?;
+                }
+                let cause = sandboxed
+                    .then(|| crate::sandbox::likely_cause(stderr_tail))
+                    .flatten();
+                if let Some(cause) = cause {
+                    write!(f, "; likely: {cause}")?;
                 }
                 if let Some(hint) = hint {
                     write!(f, "; {hint}")?;

@@ -80,6 +80,8 @@ pub(crate) struct Shared {
     next_id: AtomicU64,
     pub(crate) discarded: AtomicU64,
     pub(crate) pid: u32,
+    /// The child runs in a sandbox (said when it fails).
+    pub(crate) sandboxed: bool,
 }
 
 impl Shared {
@@ -104,6 +106,7 @@ impl Shared {
             next_id: AtomicU64::new(1),
             discarded: AtomicU64::new(0),
             pid,
+            sandboxed: false,
         }
     }
 

@@ -341,6 +341,15 @@ impl Transport {
         self.shared.lock().stderr_tail.iter().cloned().collect()
     }
 
+    /// Whether the child runs in a sandbox, and a view of its stderr tail
+    /// that keeps no handle on it (so the child still closes with its last).
+    pub(crate) fn failure_context(&self) -> (bool, impl Fn() -> Vec<String>) {
+        let shared = Arc::clone(&self.shared);
+        (self.shared.sandboxed, move || {
+            shared.lock().stderr_tail.iter().cloned().collect()
+        })
+    }
+
     /// How the child ended, once it has.
     ///
     /// # Examples

@@ -254,9 +254,15 @@ impl Session {
 pub(crate) fn group_builder(cli: &Cli, config: Config, bar: Bar) -> GroupBuilder {
     let interactive = terminal::interactive(cli.no_input);
     let roots: Vec<Value> = roots(&cli.roots);
+    // `--timeout` bounds a server's start too (a sandboxed `npx` without
+    // the network would otherwise be waited for as long as a download may take).
+    let start = cli
+        .timeout
+        .filter(|secs| secs.is_finite() && *secs > 0.0)
+        .map_or(START_TIMEOUT, Duration::from_secs_f64);
     let mut builder: GroupBuilder = Group::builder(config)
-        .start_timeout(START_TIMEOUT)
-        .ready_within(START_TIMEOUT + Duration::from_secs(10))
+        .start_timeout(start)
+        .ready_within(start + Duration::from_secs(10))
         .client(move |_, client| {
             let bar = bar.clone();
             let roots = roots.clone();
@@ -356,7 +362,7 @@ pub(crate) fn failed(server: &str, why: &str) -> Failure {
     Failure {
         code: SERVER_FAILED,
         kind: "start".into(),
-        message: why.to_owned(),
+        message: crate::failure::in_command_line_words(why),
         server: Some(server.to_owned()),
         printed: false,
     }

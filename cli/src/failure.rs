@@ -70,11 +70,19 @@ impl From<Error> for Failure {
         Failure {
             code,
             kind: format!("{:?}", error.kind()).to_lowercase(),
-            message: error.to_string(),
+            message: in_command_line_words(&error.to_string()),
             server: error.server().map(str::to_owned),
             printed: false,
         }
     }
+}
+
+/// A library message with the library's settings named as this command
+/// line sets them: the start limit is `--timeout`.
+pub fn in_command_line_words(message: &str) -> String {
+    message
+        .replace("(Group::start_timeout)", "(--timeout)")
+        .replace("start (Group::start_timeout)", "start (--timeout)")
 }
 
 impl fmt::Display for Failure {

@@ -600,3 +600,58 @@ fn the_catalog_cache_ignores_the_terminal_and_a_completion_keeps_its_entries() {
         "the completion removed the cached entry"
     );
 }
+
+/// A server that fails in its sandbox says so when it times out, as when it
+/// exits: in its sandbox, its last stderr lines, the likely cause; the
+/// start is bounded by `--timeout`; a missing folder names its field.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_server_failing_in_its_sandbox_says_why_and_timeout_bounds_its_start() {
+    if !stdio_mcp_testkit::bubblewrap("a_server_failing_in_its_sandbox_says_why") {
+        return;
+    }
+    let s = Scratch::new("sandbox-fails");
+    let config = s.config(json!({
+        "offline": { "command": "sh", "sandboxEnabled": true,
+                     "args": ["-c", "echo 'npm error code EAI_AGAIN' >&2; sleep 30"] },
+        "readonly": { "command": "sh", "sandboxEnabled": true,
+                      "args": ["-c", "echo 'EROFS: read-only file system, open /home/me/.npm/x' >&2; exit 1"] },
+        "missing": { "command": "sh", "args": ["-c", "true"], "sandboxEnabled": true,
+                     "sandbox": { "filesystem": { "allowWrite": [s.path("not-here")] } } },
+    }));
+    let r = s.run(&[
+        "--config",
+        &config,
+        "--timeout",
+        "2",
+        "call",
+        "offline",
+        "x",
+    ]);
+    assert_eq!(r.code, 3, "{r:?}");
+    for said in [
+        "before the start limit of 2s (--timeout)",
+        "in its sandbox",
+        "its stderr: npm error code EAI_AGAIN",
+        "likely: its sandbox keeps it off the network unless \"allowedDomains\": [\"*\"]",
+    ] {
+        assert!(r.stderr.contains(said), "{said:?} in {r:?}");
+    }
+    assert!(
+        !r.stderr.contains("Group::") && !r.stderr.contains("Era::"),
+        "{r:?}"
+    );
+    let r = s.run(&["--config", &config, "call", "readonly", "x"]);
+    assert!(
+        r.stderr.contains("in its sandbox")
+            && r.stderr
+                .contains("likely: it wrote outside its sandbox's writable folders"),
+        "{r:?}"
+    );
+    let r = s.run(&["--config", &config, "call", "missing", "x"]);
+    assert!(
+        r.stderr.contains("\"sandbox.filesystem.allowWrite\""),
+        "{r:?}"
+    );
+    assert!(!r.stderr.contains("\"command\""), "{r:?}");
+}

@@ -471,7 +471,9 @@ impl TransportBuilder {
 
         let pid = child.id();
         event!(info, command = %program_name, pid, "MCP server started");
-        let shared = Arc::new(Shared::new(pid, self.timeout));
+        let mut shared = Shared::new(pid, self.timeout);
+        shared.sandboxed = self.sandbox.is_some();
+        let shared = Arc::new(shared);
         let driver = Driver::new(
             child,
             pipes,

@@ -112,6 +112,7 @@ impl ClientBuilder {
         drop(transport);
         let handshake_limit = first.0.timeout().unwrap_or(handshake_timeout);
         // A connect that times out says what it waited for and what the server wrote.
+        let (sandboxed, stderr_tail) = first.0.failure_context();
         let diagnose = |error: Error, waited_for: String, hint: Option<&str>| {
             if error.kind() != ErrorKind::Timeout {
                 return error;
@@ -128,12 +129,15 @@ impl ClientBuilder {
                 ),
                 _ => (waited_for, hint),
             };
+            let tail = stderr_tail();
             Error::ConnectTimeout(Box::new(ConnectDiagnosis {
                 waited_for,
                 waited: since.elapsed(),
                 noise,
                 first_noise,
                 hint: hint.map(str::to_owned),
+                sandboxed,
+                stderr_tail: tail[tail.len().saturating_sub(5)..].to_vec(),
             }))
         };
         let initialize = format!("initialize within {}s", handshake_limit.as_secs_f64());

@@ -32,6 +32,8 @@ pub(crate) fn spawn(transport: TransportBuilder) -> Result<(Transport, Driver), 
         Error::Start { program, reason } if configured => {
             let field = if reason.starts_with("no such directory") {
                 "cwd"
+            } else if let Some(rule) = reason.strip_prefix("sandbox: ") {
+                sandbox_field(rule)
             } else {
                 "command"
             };
@@ -42,6 +44,21 @@ pub(crate) fn spawn(transport: TransportBuilder) -> Result<(Transport, Driver), 
         }
         other => other,
     })
+}
+
+/// The config field a sandbox's refusal to start is about.
+fn sandbox_field(rule: &str) -> &'static str {
+    let fields = [
+        ("allowWrite", "sandbox.filesystem.allowWrite"),
+        ("denyRead", "sandbox.filesystem.denyRead"),
+        ("denyWrite", "sandbox.filesystem.denyWrite"),
+        ("allowUnixSockets", "sandbox.network.allowUnixSockets"),
+        ("allowedDomains", "sandbox.network.allowedDomains"),
+    ];
+    fields
+        .iter()
+        .find(|(word, _)| rule.starts_with(word) || rule.contains(&format!("({word}")))
+        .map_or("sandboxEnabled", |(_, field)| field)
 }
 
 /// What the era found for a server is remembered under, and what a group's

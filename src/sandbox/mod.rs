@@ -395,6 +395,36 @@ fn home() -> Result<PathBuf, String> {
         .ok_or_else(|| "~ needs HOME to be set".to_owned())
 }
 
+/// What a sandboxed server's last stderr lines say its sandbox likely
+/// kept from it, as the end of a sentence: the network, a write, or both.
+pub(crate) fn likely_cause(stderr: &[String]) -> Option<String> {
+    let said = |marks: &[&str]| {
+        stderr
+            .iter()
+            .any(|line| marks.iter().any(|m| line.contains(m)))
+    };
+    const NETWORK: [&str; 7] = [
+        "EAI_AGAIN",
+        "ENOTFOUND",
+        "ENETUNREACH",
+        "getaddrinfo",
+        "Temporary failure in name resolution",
+        "Network is unreachable",
+        "network is unreachable",
+    ];
+    const WRITE: [&str; 3] = ["EROFS", "Read-only file system", "read-only file system"];
+    let mut causes = Vec::new();
+    if said(&NETWORK) {
+        causes.push("its sandbox keeps it off the network unless \"allowedDomains\": [\"*\"]");
+    }
+    if said(&WRITE) {
+        causes.push(
+            "it wrote outside its sandbox's writable folders (\"sandbox.filesystem.allowWrite\" adds one)",
+        );
+    }
+    (!causes.is_empty()).then(|| causes.join(", and "))
+}
+
 /// The command that runs `argv` (the resolved program first) confined by
 /// `sandbox`, and the private folder for its temporary files (the caller
 /// gives it as `TMPDIR` after the environment). `Err` says why it cannot be
