@@ -52,7 +52,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_input: bool,
     /// The longest a call may take, in seconds (default: the library's 5
-    /// minutes, restarted by each progress report).
+    /// minutes, restarted by each progress report); it bounds each server's
+    /// start too (default 120).
     #[arg(long, global = true, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// A root the server may work in (repeatable; default: the current directory).
@@ -82,11 +83,18 @@ pub enum Command {
         target: Target,
     },
     /// Call a tool: ARGs are key=value (typed by the tool's schema) or key:=JSON.
+    #[command(
+        override_usage = "stdio-mcp call [OPTIONS] <SERVER> <TOOL> [ARG]...\n       \
+                                stdio-mcp call [OPTIONS] <TOOL> [ARG]... -- <COMMAND>..."
+    )]
     Call {
+        /// A configured server (with a command after --: the tool).
         #[arg(add = ArgValueCandidates::new(complete::servers))]
         server: String,
+        /// The tool to call (with a command after --: its first ARG).
         #[arg(add = ArgValueCompleter::new(complete::tools))]
         tool: Option<String>,
+        /// key=value (typed by the tool's schema) or key:=JSON.
         #[arg(value_name = "ARG")]
         args: Vec<String>,
         /// The whole arguments object: JSON, @FILE, or - for stdin.
@@ -103,10 +111,17 @@ pub enum Command {
         target: Target,
     },
     /// Get a prompt: ARGs are key=value.
+    #[command(
+        override_usage = "stdio-mcp prompt [OPTIONS] <SERVER> <NAME> [ARG]...\n       \
+                                stdio-mcp prompt [OPTIONS] <NAME> [ARG]... -- <COMMAND>..."
+    )]
     Prompt {
+        /// A configured server (with a command after --: the prompt's name).
         #[arg(add = ArgValueCandidates::new(complete::servers))]
         server: String,
+        /// The prompt's name.
         name: Option<String>,
+        /// key=value.
         #[arg(value_name = "ARG")]
         args: Vec<String>,
         #[command(flatten)]
@@ -120,9 +135,13 @@ pub enum Command {
         target: Target,
     },
     /// Read a resource.
+    #[command(override_usage = "stdio-mcp read [OPTIONS] <SERVER> <URI>\n       \
+                                stdio-mcp read [OPTIONS] <URI> -- <COMMAND>...")]
     Read {
+        /// A configured server (with a command after --: the URI).
         #[arg(add = ArgValueCandidates::new(complete::servers))]
         server: String,
+        /// The resource's URI.
         uri: Option<String>,
         #[command(flatten)]
         target: Target,
@@ -225,21 +244,56 @@ pub(crate) fn refused(error: &clap::Error, json: bool) -> u8 {
         outln!("{}", error.render().to_string().trim_end());
         return 0;
     }
-    // One line: what is wrong, and clap's did-you-mean when it has one.
     let rendered = error.render().to_string();
-    let line: Vec<&str> = rendered
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("error:") || l.starts_with("tip:"))
-        .map(|l| l.trim_start_matches("error: "))
-        .collect();
-    let failure = Failure::usage(line.join("; "));
+    if error.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // `stdio-mcp daemon` alone: what it takes, as clap shows it.
+        let failure = Failure::usage(format!(
+            "{} needs a subcommand",
+            std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+        ));
+        if json {
+            outln!("{}", failure.to_json());
+        } else {
+            errln!("{}", rendered.trim_end());
+        }
+        return failure::USAGE as u8;
+    }
+    let failure = Failure::usage(one_line(&rendered));
     if json {
         outln!("{}", failure.to_json());
     } else {
         errln!("stdio-mcp: {failure} (see stdio-mcp --help)");
     }
     failure::USAGE as u8
+}
+
+/// clap's error in one line: what is wrong with what it lists (the missing
+/// arguments, the possible values), and its did-you-mean; not its usage.
+fn one_line(rendered: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut in_error = false;
+    for line in rendered.lines() {
+        let trimmed = line.trim();
+        if let Some(error) = trimmed.strip_prefix("error: ") {
+            parts.push(error.to_owned());
+            in_error = true;
+        } else if trimmed.starts_with("tip:") {
+            parts.push(trimmed.to_owned());
+            in_error = false;
+        } else if trimmed.is_empty()
+            || trimmed.starts_with("Usage:")
+            || trimmed.starts_with("For more")
+        {
+            in_error = false;
+        } else if in_error || trimmed.starts_with("[possible values") {
+            // The arguments it names, or the values it takes.
+            if let Some(last) = parts.last_mut() {
+                last.push(' ');
+                last.push_str(trimmed);
+            }
+        }
+    }
+    parts.join("; ")
 }
 
 /// Prints how the command ended and returns its exit status.

@@ -655,3 +655,38 @@ fn a_server_failing_in_its_sandbox_says_why_and_timeout_bounds_its_start() {
     );
     assert!(!r.stderr.contains("\"command\""), "{r:?}");
 }
+
+/// clap's refusals in one whole line: what is missing, the values a word
+/// takes; a command that needs a subcommand shows them; `call --help` says
+/// what each word is, in both shapes.
+#[test]
+fn refusals_say_what_is_missing_and_call_help_names_its_words() {
+    let s = Scratch::new("refusals");
+    let r = s.run(&["call"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("not provided: <SERVER>"), "{r:?}");
+    let r = s.run(&["completions", "nushell"]);
+    assert!(
+        r.stderr
+            .contains("[possible values: bash, zsh, fish, powershell]"),
+        "{r:?}"
+    );
+    let r = s.run(&["daemon"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    for word in ["start", "status", "stop", "restart"] {
+        assert!(r.stderr.contains(word), "{word} in {r:?}");
+    }
+    let r = s.run(&["--json", "daemon"]);
+    assert_eq!(r.json()["error"]["kind"], "usage", "{r:?}");
+    let r = s.run(&["call", "--help"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    for said in [
+        "stdio-mcp call [OPTIONS] <SERVER> <TOOL> [ARG]...",
+        "stdio-mcp call [OPTIONS] <TOOL> [ARG]... -- <COMMAND>...",
+        "<SERVER>      A configured server",
+        "[TOOL]        The tool to call",
+        "[ARG]...      key=value",
+    ] {
+        assert!(r.stdout.contains(said), "{said:?} in {r:?}");
+    }
+}
