@@ -30,9 +30,10 @@ impl Session {
         let Some(found) = tools.iter().find(|t| t.tool.name == tool) else {
             let known = tools.iter().map(|t| t.tool.name.as_str());
             let hint = did_you_mean(tool, known);
-            return Err(Failure::usage(format!(
-                "server {server:?} has no tool {tool:?}{hint}"
-            )));
+            return Err(Failure {
+                server: Some(server.clone()),
+                ..Failure::usage(format!("server {server:?} has no tool {tool:?}{hint}"))
+            });
         };
         let arguments = arguments::parse(words, whole, &found.tool.input_schema)?;
         let client = group.client(&server).await?;
@@ -64,7 +65,8 @@ impl Session {
             return Err(Failure {
                 code: SERVER_SAID_NO,
                 kind: "tool".into(),
-                message: format!("the tool reported an error: {}", result.text()),
+                // Its text is on stdout already: said once, not again here.
+                message: format!("the tool {tool} reported an error (its result is above)"),
                 server: Some(server),
                 printed: true,
             });

@@ -207,14 +207,18 @@ impl Session {
                 };
                 return Err(Failure::usage(format!("no server {name:?}{listed}")));
             }
+            let of_it = |failure: Failure| Failure {
+                server: Some(name.clone()),
+                ..failure
+            };
             if let Some(skipped) = config.skipped().iter().find(|s| &s.name == name) {
-                return Err(Failure::usage(format!(
+                return Err(of_it(Failure::usage(format!(
                     "server {name:?} is not a stdio server here: {}",
                     skipped.reason
-                )));
+                ))));
             }
             if let Some(error) = config.errors().iter().find(|e| e.server() == Some(name)) {
-                return Err(Failure::config(error.to_string()));
+                return Err(of_it(Failure::config(error.to_string())));
             }
             self.may_start(&config, name)?;
             config.retain(|n| n == name);

@@ -53,7 +53,7 @@ impl Session {
             }
             let sandbox = entry.map_or(Value::Null, crate::reach::rules_json);
             rows.push(
-                json!({ "name": h.name, "state": h.state_name(), "era": "-", "tools": 0,
+                json!({ "name": h.name, "state": h.state_name(), "era": null, "tools": 0,
                         "source": source, "error": null, "trust": h.state_name(),
                         "sandboxed": sandboxed, "sandbox": sandbox }),
             );
@@ -66,7 +66,7 @@ impl Session {
                 .cloned()
                 .unwrap_or_default();
             rows.push(
-                json!({ "name": s.name, "state": "skipped", "era": "-", "tools": 0,
+                json!({ "name": s.name, "state": "skipped", "era": null, "tools": 0,
                               "source": source, "error": s.reason, "trust": null, "sandboxed": null,
                               "sandbox": null }),
             );
@@ -90,7 +90,7 @@ impl Session {
                     "{:<20} {:<9} {:<7} {:>5}  {}",
                     row["name"].as_str().unwrap_or_default(),
                     row["state"].as_str().unwrap_or_default(),
-                    row["era"].as_str().unwrap_or_default(),
+                    row["era"].as_str().unwrap_or("-"),
                     row["tools"].as_u64().unwrap_or(0),
                     row["source"].as_str().unwrap_or_default()
                 );
@@ -201,11 +201,12 @@ impl Session {
     }
 }
 
-fn era_name(state: &ServerState) -> String {
+/// The era of a ready server; `null` (shown `-`) while it is not known.
+fn era_name(state: &ServerState) -> Value {
     match state {
         ServerState::Ready(Era::Modern) => "modern".into(),
         ServerState::Ready(_) => "legacy".into(),
-        _ => "-".into(),
+        _ => Value::Null,
     }
 }
 

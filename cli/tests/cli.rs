@@ -690,3 +690,50 @@ fn refusals_say_what_is_missing_and_call_help_names_its_words() {
         assert!(r.stdout.contains(said), "{said:?} in {r:?}");
     }
 }
+
+/// A tool's error is said once: its text on stdout, one line on stderr
+/// that it was an error (exit 2), not the text again.
+#[test]
+fn a_tools_error_is_said_once() {
+    let s = Scratch::new("tool-error");
+    let file = s.path("tools.json");
+    let save = json!([{"name": "save", "inputSchema": {"type": "object",
+                       "properties": {"write": {"type": "string"}}}}]);
+    std::fs::write(&file, save.to_string()).unwrap();
+    let config = s.config(json!({ "t": { "command": peer(), "args": ["--tools-file", file] } }));
+    let nowhere = format!("write={}", s.path("no/such/folder/x"));
+    let r = s.run(&["--config", &config, "call", "t", "save", &nowhere]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.starts_with("cannot write "), "{r:?}");
+    assert_eq!(
+        r.stderr.trim(),
+        "stdio-mcp: the tool save reported an error (its result is above)",
+        "{r:?}"
+    );
+}
+
+/// `--json` has no placeholders: an era not known is `null`, and a failure
+/// about a named server names it in `server`.
+#[test]
+fn json_documents_hold_no_placeholders() {
+    let s = Scratch::new("placeholders");
+    let config = demo(&s);
+    let r = s.run(&["--config", &config, "--json", "call", "demo", "nope"]);
+    assert_eq!(r.json()["error"]["server"], "demo", "{r:?}");
+    let r = s.run(&["--config", &config, "--json", "call", "typo", "x"]);
+    assert_eq!(
+        (
+            r.json()["error"]["kind"].as_str(),
+            r.json()["error"]["server"].as_str()
+        ),
+        (Some("config"), Some("typo")),
+        "{r:?}"
+    );
+    let r = s.run(&["--config", &config, "--json", "servers"]);
+    let rows = r.json()["servers"].as_array().unwrap().clone();
+    assert!(
+        rows.iter()
+            .all(|row| row["era"].is_null() || row["era"] == "legacy" || row["era"] == "modern"),
+        "{rows:?}"
+    );
+}

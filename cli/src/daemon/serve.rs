@@ -211,9 +211,9 @@ impl Host {
                     .flatten()
                     .map(|client| client.transport().pid());
                 let era = match &state {
-                    ServerState::Ready(stdio_mcp::client::Era::Modern) => "modern",
-                    ServerState::Ready(_) => "legacy",
-                    _ => "-",
+                    ServerState::Ready(stdio_mcp::client::Era::Modern) => Some("modern"),
+                    ServerState::Ready(_) => Some("legacy"),
+                    _ => None,
                 };
                 json!({ "name": name, "state": crate::lists::state_name(&state), "era": era,
                         "pid": pid, "uptime_s": ready.get(&name).map(|t| t.elapsed().as_secs()) })
