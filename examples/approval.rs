@@ -16,7 +16,7 @@
 //! tools file and edit the file while the example runs:
 //!
 //! ```text
-//! cargo build --bin stdio-mcp-peer
+//! cargo build -p stdio-mcp-testkit --bin stdio-mcp-peer
 //! echo '[{"name":"read","description":"Reads.","inputSchema":{"type":"object"},
 //!         "annotations":{"readOnlyHint":true}}]' > /tmp/tools.json
 //! cargo run --example approval -- --trust target/debug/stdio-mcp-peer --tools-file /tmp/tools.json

@@ -324,16 +324,31 @@ fn stop_daemon(mut daemon: Daemon, path: &Path) -> Result<(), Failure> {
 fn alive(pid: u64, address: &Path) -> bool {
     #[cfg(unix)]
     return endpoint::left_behind(address)
-        || i32::try_from(pid)
+        || (i32::try_from(pid)
             .ok()
             .and_then(rustix::process::Pid::from_raw)
-            .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
+            .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+            && !zombie(pid));
     // A pipe is gone with the last process that holds it.
     #[cfg(windows)]
     return {
         let _ = pid;
         endpoint::connect(address).is_ok()
     };
+}
+
+#[cfg(unix)]
+/// Whether `pid` has ended and only waits to be reaped (Linux, from
+/// `/proc`): a daemon whose parent left is reaped by init, which in a
+/// container may be late or never.
+fn zombie(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat[stat.rfind(')')? + 1..].trim_start().chars().next()?;
+            Some(state == 'Z' || state == 'X')
+        })
+        .unwrap_or(false)
 }
 
 fn silent(path: &Path) -> Failure {
@@ -434,5 +449,22 @@ fn duration(seconds: &Value) -> String {
         (0, 0, s) => format!("{s}s"),
         (0, m, s) => format!("{m}m{s}s"),
         (h, m, _) => format!("{h}h{m}m"),
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[test]
+    fn an_ended_process_not_yet_reaped_is_not_alive() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = u64::from(child.id());
+        let started = std::time::Instant::now();
+        // Not reaped yet: it stays a zombie until the wait below.
+        while !super::zombie(pid) {
+            assert!(started.elapsed().as_secs() < 30, "true never ended");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!super::zombie(u64::from(std::process::id())));
+        child.wait().unwrap();
     }
 }
