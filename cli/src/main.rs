@@ -31,7 +31,8 @@ use output::{errln, outln};
 #[command(name = "stdio-mcp", version, about, max_term_width = 100)]
 pub struct Cli {
     /// A config file to read (repeatable); without it, the usual ones that
-    /// exist: ./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json, then
+    /// exist: the project's .mcp.json, .vscode/mcp.json, .cursor/mcp.json
+    /// (here, or in the nearest folder above that has one), then
     /// Claude Desktop's, Claude Code's, Cursor's and Windsurf's.
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Vec<PathBuf>,

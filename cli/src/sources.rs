@@ -38,9 +38,35 @@ pub const PROJECT_FILES: [&str; 3] = [".mcp.json", ".vscode/mcp.json", ".cursor/
 /// The files looked for without `--config`, in order: the project's, then
 /// the user's hosts' (Claude Desktop, Claude Code, Cursor, Windsurf).
 pub fn usual_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = PROJECT_FILES.iter().map(PathBuf::from).collect();
+    let mut files = project_files();
     files.extend(user_files());
     files
+}
+
+/// The project's files: those of the nearest folder, from the current one
+/// up to (not into) the home folder, that has any — as git finds its
+/// repository from a subfolder.
+fn project_files() -> Vec<PathBuf> {
+    let here: Vec<PathBuf> = PROJECT_FILES.iter().map(PathBuf::from).collect();
+    let Ok(current) = std::env::current_dir() else {
+        return here;
+    };
+    // Not above the home folder, whose `.cursor/mcp.json` is the user's own.
+    let home = BaseDirs::new().map(|d| d.home_dir().to_path_buf());
+    for dir in current.ancestors() {
+        if dir != current && home.as_deref() == Some(dir) {
+            break;
+        }
+        let found: Vec<PathBuf> = PROJECT_FILES
+            .iter()
+            .map(|p| dir.join(p))
+            .filter(|f| holds_servers(f))
+            .collect();
+        if !found.is_empty() {
+            return if dir == current { here } else { found };
+        }
+    }
+    here
 }
 
 /// The user's own hosts' files.
@@ -113,7 +139,7 @@ pub fn load(named: &[PathBuf]) -> Result<Servers, Failure> {
 /// project's files, unless it is one of the user's own (the current
 /// directory is home, say).
 fn is_project_file(file: &Path, user: &[PathBuf]) -> bool {
-    if !PROJECT_FILES.iter().any(|p| Path::new(p) == file) {
+    if !PROJECT_FILES.iter().any(|p| file.ends_with(p)) {
         return false;
     }
     let canonical = |f: &Path| std::fs::canonicalize(f).ok();

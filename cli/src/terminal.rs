@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dialoguer::{Confirm, Input, Select};
+use dialoguer::{Confirm, Input, MultiSelect, Select};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Map, Value};
 use stdio_mcp::client::{ElicitRequest, ElicitResult, Progress, TaskStatus};
@@ -135,16 +135,51 @@ fn ask_form(message: &str, schema: &Value) -> Option<Value> {
     Some(Value::Object(content))
 }
 
+/// The choices a schema offers, as (value, label): `enum` (labelled by
+/// `enumNames` where given), or `oneOf`/`anyOf` of `{const, title}`.
+fn choices(schema: &Value) -> Option<Vec<(Value, String)>> {
+    let label = |value: &Value| {
+        value
+            .as_str()
+            .map_or_else(|| value.to_string(), str::to_owned)
+    };
+    if let Some(values) = schema["enum"].as_array() {
+        let names = schema["enumNames"].as_array();
+        return Some(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let name = names.and_then(|n| n.get(i)).and_then(Value::as_str);
+                    (v.clone(), name.map_or_else(|| label(v), str::to_owned))
+                })
+                .collect(),
+        );
+    }
+    let options = schema["oneOf"].as_array().or(schema["anyOf"].as_array())?;
+    let listed: Vec<(Value, String)> = options
+        .iter()
+        .filter_map(|option| {
+            let value = option.get("const")?.clone();
+            let name = option["title"]
+                .as_str()
+                .map_or_else(|| label(&value), str::to_owned);
+            Some((value, name))
+        })
+        .collect();
+    (!listed.is_empty()).then_some(listed)
+}
+
 /// One field, by its type; `Some(None)` for an optional field left empty.
 fn ask_field(prompt: &str, field: &Value, optional: bool) -> Option<Option<Value>> {
-    if let Some(choices) = field["enum"].as_array() {
-        let labels: Vec<String> = choices
-            .iter()
-            .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned))
-            .collect();
+    if field["type"] == "array" {
+        return ask_list(prompt, field, optional);
+    }
+    if let Some(choices) = choices(field) {
+        let labels: Vec<&str> = choices.iter().map(|(_, l)| l.as_str()).collect();
         let default = choices
             .iter()
-            .position(|c| *c == field["default"])
+            .position(|(v, _)| *v == field["default"])
             .unwrap_or(0);
         let picked = Select::new()
             .with_prompt(prompt)
@@ -152,7 +187,7 @@ fn ask_field(prompt: &str, field: &Value, optional: bool) -> Option<Option<Value
             .default(default)
             .interact()
             .ok()?;
-        return Some(Some(choices[picked].clone()));
+        return Some(Some(choices[picked].0.clone()));
     }
     match field["type"].as_str() {
         Some("boolean") => {
@@ -184,6 +219,39 @@ fn ask_field(prompt: &str, field: &Value, optional: bool) -> Option<Option<Value
         },
         _ => Some(ask_text(prompt, field, optional)?.map(Value::String)),
     }
+}
+
+/// A field that takes a list: the choices its items offer, several
+/// picked, or else words separated by commas.
+fn ask_list(prompt: &str, field: &Value, optional: bool) -> Option<Option<Value>> {
+    let items = &field["items"];
+    let Some(choices) = choices(items) else {
+        let text = ask_text(&format!("{prompt} (separated by commas)"), field, optional)?;
+        let Some(text) = text else { return Some(None) };
+        let words: Vec<Value> = text
+            .split(',')
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .map(|w| Value::String(w.to_owned()))
+            .collect();
+        return Some(Some(Value::Array(words)));
+    };
+    let labels: Vec<&str> = choices.iter().map(|(_, l)| l.as_str()).collect();
+    let defaults: Vec<bool> = choices
+        .iter()
+        .map(|(v, _)| field["default"].as_array().is_some_and(|d| d.contains(v)))
+        .collect();
+    let picked = MultiSelect::new()
+        .with_prompt(format!("{prompt} (space picks, enter ends)"))
+        .items(&labels)
+        .defaults(&defaults)
+        .interact()
+        .ok()?;
+    let values: Vec<Value> = picked.into_iter().map(|i| choices[i].0.clone()).collect();
+    if values.is_empty() && optional {
+        return Some(None);
+    }
+    Some(Some(Value::Array(values)))
 }
 
 fn ask_text(prompt: &str, field: &Value, optional: bool) -> Option<Option<String>> {

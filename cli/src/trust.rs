@@ -200,7 +200,7 @@ impl Session {
                     .collect();
                 let hint = did_you_mean(name, project.iter().copied());
                 let listed = if project.is_empty() {
-                    " (no project file here defines any: ./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json)".to_owned()
+                    " (no project file here or above defines any: .mcp.json, .vscode/mcp.json, .cursor/mcp.json)".to_owned()
                 } else {
                     format!("{hint}; the project servers: {}", project.join(", "))
                 };

@@ -324,3 +324,39 @@ fn a_sandboxed_entry_shows_its_rules_and_its_real_risk() {
     assert!(flat.contains(&risk), "{risk:?} in {asked:?}");
     assert!(!asked.stdout.contains("runs with your rights"), "{asked:?}");
 }
+
+/// From a subfolder of the repository, its project file is found (the
+/// nearest one up, as git finds its repository), and trusted as ever.
+#[test]
+fn a_project_file_is_found_from_a_subfolder() {
+    let s = Scratch::new("trust-subfolder");
+    let repo = s.0.join("repo");
+    std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+    let servers = json!({ "mcpServers": {
+        "demo": { "command": peer(), "args": ["--log-start", s.path("starts")] },
+    }});
+    std::fs::write(repo.join(".mcp.json"), servers.to_string()).unwrap();
+    let from_deep = |args: &[&str]| {
+        let mut command = s.cli(args);
+        command.current_dir(repo.join("src/deep"));
+        common::finish(command.spawn().unwrap(), 60)
+    };
+    let listed = from_deep(&["servers"]);
+    let file = std::fs::canonicalize(repo.join(".mcp.json")).unwrap();
+    assert!(
+        listed
+            .stdout
+            .contains(&format!("{} (project, untrusted)", file.display())),
+        "{listed:?}"
+    );
+    let refused = from_deep(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert_eq!(s.lines("starts"), 0);
+    assert_eq!(from_deep(&["trust", "demo"]).code, 0);
+    let called = from_deep(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!(
+        (called.code, called.stdout.trim()),
+        (0, "Echo: hi"),
+        "{called:?}"
+    );
+}
