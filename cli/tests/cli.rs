@@ -737,3 +737,56 @@ fn json_documents_hold_no_placeholders() {
         "{rows:?}"
     );
 }
+
+/// A server's question on a terminal: a list field is answered with a list
+/// (choices picked, or words separated by commas), titled choices are
+/// offered by title and answered with the value.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_forms_lists_and_titled_choices_are_answered_as_their_schema_says() {
+    use std::io::Write;
+    let s = Scratch::new("form");
+    let config = s.config(json!({ "asker": { "command": peer(), "args": ["--scenario", "ask"] } }));
+    let schema = json!({ "type": "object", "properties": {
+        "instruments": { "type": "array", "items": { "type": "string", "enum": ["Guitar", "Drums", "Bass"] } },
+        "level": { "type": "string", "oneOf": [ { "const": "b", "title": "Beginner" },
+                                                 { "const": "p", "title": "Professional" } ] },
+        "tags": { "type": "array", "items": { "type": "string" } },
+    }});
+    let line = format!(
+        "{} --config {config} call asker ask 'schema:={}'",
+        common::CLI,
+        schema
+    );
+    let command = s.cli(&[]);
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("TERM", "dumb")
+        .current_dir(&s.0)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut keys = child.stdin.take().unwrap();
+    // Answer: yes; pick the first instrument; the second level; two tags.
+    for typed in ["y", " ", "\r", "\x1b[B", "\r", "a, b\r"] {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let _ = keys.write_all(typed.as_bytes());
+        let _ = keys.flush();
+    }
+    let r = finish(child, 60);
+    drop(keys);
+    let answered = r
+        .stdout
+        .lines()
+        .find_map(|l| l.split_once("Elicitation completed: ").map(|(_, a)| a.trim().to_owned()))
+        .unwrap_or_else(|| panic!("no answer: {r:?}"));
+    let answered: serde_json::Value = serde_json::from_str(&answered).unwrap();
+    assert_eq!(
+        answered,
+        json!({ "instruments": ["Guitar"], "level": "p", "tags": ["a", "b"] }),
+        "{r:?}"
+    );
+}

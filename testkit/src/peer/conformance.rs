@@ -99,6 +99,19 @@ impl Scenario {
                     "inputSchema": { "type": "object", "properties": {}, "required": [] } }]),
                 )
             }
+            // Not the suite's: a tool that asks the client with the schema it is given.
+            "ask" => {
+                if method == "tools/call" {
+                    let schema = params["arguments"]["schema"].clone();
+                    return self.elicit_with(out, id, "Please answer the form", schema);
+                }
+                legacy(
+                    method,
+                    json!([{ "name": "ask", "description": "Asks the client with the schema given",
+                             "inputSchema": { "type": "object",
+                                              "properties": { "schema": { "type": "object" } } } }]),
+                )
+            }
             "json-schema-2020-12-preservation" => json_schema_preservation(method),
             "json-schema-ref-no-deref" => self.ref_no_deref(method),
             "request-metadata" => {
@@ -144,13 +157,21 @@ impl Scenario {
     /// `tools/call` of the SEP-1034 scenario: asks the client with a schema
     /// of defaults; the call is answered when the client answers.
     fn elicit(&mut self, out: &Out, id: &Value) -> bool {
+        self.elicit_with(
+            out,
+            id,
+            "Test client default value handling - please accept with defaults",
+            defaults_schema(),
+        )
+    }
+
+    /// Asks the client `message` with `schema`; the call `id` is answered
+    /// with what the client answers.
+    fn elicit_with(&mut self, out: &Out, id: &Value, message: &str, schema: Value) -> bool {
         let ask = format!("elicit-{}", self.next_ask);
         self.next_ask += 1;
         self.asked.insert(ask.clone(), id.clone());
-        let params = json!({
-            "message": "Test client default value handling - please accept with defaults",
-            "requestedSchema": defaults_schema(),
-        });
+        let params = json!({ "message": message, "requestedSchema": schema });
         send(
             out,
             &json!({ "jsonrpc": "2.0", "id": ask, "method": "elicitation/create", "params": params }),
