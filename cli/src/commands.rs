@@ -106,8 +106,23 @@ pub(crate) fn execute(
 /// The config warnings a command shows, once: those of the server it
 /// names, else every one of the files it read.
 fn warnings_of(cli: &Cli, servers: &Servers) -> Vec<String> {
-    let named: Option<&str> = match &cli.command {
-        _ if servers.ad_hoc => None,
+    let named = (!servers.ad_hoc).then(|| named_server(cli)).flatten();
+    servers
+        .config
+        .warnings()
+        .iter()
+        .filter(|w| named.is_none_or(|name| w.server == name))
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// The configured server the command names, if it names one (without a
+/// command line after `--`, where the first word is not a server).
+pub(crate) fn named_server(cli: &Cli) -> Option<&str> {
+    if ad_hoc_command(&cli.command).is_some() {
+        return None;
+    }
+    match &cli.command {
         Command::Call { server, .. }
         | Command::Prompt { server, .. }
         | Command::Read { server, .. } => Some(server),
@@ -116,14 +131,7 @@ fn warnings_of(cli: &Cli, servers: &Servers) -> Vec<String> {
         | Command::Resources { server, .. }
         | Command::Info { server, .. } => server.as_deref(),
         _ => None,
-    };
-    servers
-        .config
-        .warnings()
-        .iter()
-        .filter(|w| named.is_none_or(|name| w.server == name))
-        .map(ToString::to_string)
-        .collect()
+    }
 }
 
 /// The command line after `--`, when the command has one.

@@ -781,7 +781,10 @@ fn a_forms_lists_and_titled_choices_are_answered_as_their_schema_says() {
     let answered = r
         .stdout
         .lines()
-        .find_map(|l| l.split_once("Elicitation completed: ").map(|(_, a)| a.trim().to_owned()))
+        .find_map(|l| {
+            l.split_once("Elicitation completed: ")
+                .map(|(_, a)| a.trim().to_owned())
+        })
         .unwrap_or_else(|| panic!("no answer: {r:?}"));
     let answered: serde_json::Value = serde_json::from_str(&answered).unwrap();
     assert_eq!(

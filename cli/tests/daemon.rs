@@ -405,3 +405,61 @@ fn the_pinned_real_servers_stay_warm_in_a_daemon() {
     assert!(!alive(daemon));
     wait_until(5, || pids.iter().all(|&pid| !alive(pid)));
 }
+
+/// A project server changed since it was trusted: on a terminal the command
+/// asks, through a daemon as without one (the question cannot go to the
+/// daemon, so the command runs where it can be asked).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_changed_project_server_is_asked_about_with_a_daemon_as_without() {
+    use std::io::Write;
+    let s = Scratch::new("daemon-asks");
+    let write = |extra: &str| {
+        let servers = json!({ "mcpServers": {
+            "demo": { "command": peer(), "args": ["--log-start", s.path("starts"), extra] },
+        }});
+        std::fs::write(s.0.join(".mcp.json"), servers.to_string()).unwrap();
+    };
+    write("--banner");
+    let run = |args: &[&str]| {
+        let mut command = s.cli(args);
+        command.env("STDIO_MCP_DAEMON_DIR", s.0.join("run"));
+        common::finish(command.spawn().unwrap(), 60)
+    };
+    assert_eq!(run(&["trust", "demo"]).code, 0);
+    let started = run(&["daemon", "start"]);
+    assert_eq!(started.code, 0, "{started:?}");
+    write("--paged");
+    let on_terminal = |extra: &str| {
+        let line = format!("{} {extra} call demo echo message=hi", common::CLI);
+        let command = s.cli(&[]);
+        let mut child = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env("STDIO_MCP_DAEMON_DIR", s.0.join("run"))
+            .env("TERM", "dumb")
+            .current_dir(&s.0)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"n\n").unwrap();
+        common::finish(child, 60)
+    };
+    let through = on_terminal("");
+    let direct = on_terminal("--no-daemon");
+    let _ = run(&["daemon", "stop"]);
+    for r in [&through, &direct] {
+        assert_eq!(r.code, 1, "{r:?}");
+        assert!(
+            r.stdout.contains("changed since you trusted it: args"),
+            "{r:?}"
+        );
+        assert!(
+            r.stdout.contains("[y/N]") && r.stdout.contains("nothing was started"),
+            "{r:?}"
+        );
+    }
+    assert_eq!(through.stdout, direct.stdout);
+}

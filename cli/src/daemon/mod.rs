@@ -45,10 +45,28 @@ pub(crate) fn manage(action: DaemonAction, cli: &Cli) -> u8 {
 /// Runs `cli`'s command through the daemon of its folder and config files
 /// when one runs and answers: its exit status. `None`: run it here.
 pub(crate) fn forward(cli: &Cli) -> Option<u8> {
-    if !goes_through_daemon(cli) {
+    if !goes_through_daemon(cli) || asks_first(cli) {
         return None;
     }
     client::forward(cli)
+}
+
+/// Whether the command would first ask on this terminal whether to trust
+/// the project server it names (untrusted, or changed since): a question
+/// the daemon has no terminal for, so the command runs here, as it would
+/// without a daemon (after a yes, the next command goes through it).
+fn asks_first(cli: &Cli) -> bool {
+    if cli.json || !crate::terminal::interactive(cli.no_input) {
+        return false;
+    }
+    let Some(name) = crate::commands::named_server(cli) else {
+        return false;
+    };
+    let Ok(servers) = crate::sources::load(&cli.config) else {
+        return false;
+    };
+    crate::trust::held(&servers, &servers.config)
+        .is_ok_and(|held| held.iter().any(|h| h.name == name && h.shadows.is_none()))
 }
 
 /// Whether a command may go through a daemon: not the daemon's own
