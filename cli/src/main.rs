@@ -227,6 +227,10 @@ fn main() -> ExitCode {
             return ExitCode::from(refused(&error, json));
         }
     };
+    let cli = match read_stdin_arguments(cli) {
+        Ok(cli) => cli,
+        Err(failure) => return ExitCode::from(report(Err(failure), json_asked())),
+    };
     if let Command::Daemon { action } = cli.command {
         return ExitCode::from(daemon::manage(action, &cli));
     }
@@ -235,6 +239,24 @@ fn main() -> ExitCode {
     }
     let json = cli.json;
     ExitCode::from(report(commands::run(cli), json))
+}
+
+fn json_asked() -> bool {
+    std::env::args().any(|a| a == "--json")
+}
+
+/// `call --args -`: standard input read now, once, whether the command
+/// runs here or in a daemon (to which it travels as the arguments' text).
+fn read_stdin_arguments(mut cli: Cli) -> Result<Cli, Failure> {
+    if let Command::Call { whole, .. } = &mut cli.command {
+        if whole.as_deref() == Some("-") {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| Failure::usage(format!("--args -: cannot read stdin: {e}")))?;
+            *whole = Some(text);
+        }
+    }
+    Ok(cli)
 }
 
 /// Prints what clap refused (help and version are printed as asked), and

@@ -463,3 +463,82 @@ fn a_changed_project_server_is_asked_about_with_a_daemon_as_without() {
     }
     assert_eq!(through.stdout, direct.stdout);
 }
+
+/// The command's standard input and environment travel with it: `--args -`
+/// reads the command's stdin, and a server defined otherwise in the
+/// command's environment (`${env:X}`) is not answered by the daemon's; each
+/// compared with the same command run with `--no-daemon`.
+#[cfg(unix)]
+#[test]
+fn stdin_and_the_commands_environment_give_the_same_answer_as_directly() {
+    use std::io::Write;
+    let s = Scratch::new("daemon-travels");
+    for (file, tool) in [("one.json", "from-one"), ("two.json", "from-two")] {
+        let tools = json!([{"name": tool, "inputSchema": {"type": "object"}}]);
+        std::fs::write(s.0.join(file), tools.to_string()).unwrap();
+    }
+    let config = s.config(json!({
+        "demo": { "command": peer() },
+        "e": { "command": peer(), "args": ["--tools-file", "${env:X}"] },
+    }));
+    let command = |x: &str, args: &[&str]| {
+        let mut all = vec!["--config", config.as_str()];
+        all.extend_from_slice(args);
+        let mut command = s.cli(&all);
+        command
+            .env("STDIO_MCP_DAEMON_DIR", s.0.join("run"))
+            .env("X", s.path(x));
+        command
+    };
+    let run = |x: &str, args: &[&str], stdin: Option<&str>| {
+        let mut c = command(x, args);
+        if stdin.is_some() {
+            c.stdin(std::process::Stdio::piped());
+        }
+        let mut child = c.spawn().unwrap();
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+        }
+        common::finish(child, 60)
+    };
+    let started = run("one.json", &["daemon", "start"], None);
+    assert_eq!(started.code, 0, "{started:?}");
+    let both = |x: &str, args: &[&str], stdin: Option<&str>| {
+        let through = run(x, args, stdin);
+        let mut direct_args = vec!["--no-daemon"];
+        direct_args.extend_from_slice(args);
+        let direct = run(x, &direct_args, stdin);
+        assert_eq!(
+            (through.code, &through.stdout, &through.stderr),
+            (direct.code, &direct.stdout, &direct.stderr),
+            "through the daemon, then directly"
+        );
+        through
+    };
+    let echoed = both(
+        "one.json",
+        &["call", "demo", "echo", "--args", "-"],
+        Some("{\"message\":\"hi\"}"),
+    );
+    assert_eq!(
+        (echoed.code, echoed.stdout.trim()),
+        (0, "Echo: hi"),
+        "{echoed:?}"
+    );
+    let empty = both(
+        "one.json",
+        &["call", "demo", "echo", "--args", "-"],
+        Some(""),
+    );
+    assert_eq!(empty.code, 1, "{empty:?}");
+    let listed = both("two.json", &["tools", "e"], None);
+    assert!(listed.stdout.starts_with("from-two"), "{listed:?}");
+    let warm = both("one.json", &["tools", "e"], None);
+    assert!(warm.stdout.starts_with("from-one"), "{warm:?}");
+    let _ = run("one.json", &["daemon", "stop"], None);
+}

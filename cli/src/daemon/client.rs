@@ -381,10 +381,33 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
         }
         Found::None => return None,
     };
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    daemon
-        .send(&json!({ "run": argv, "version": VERSION }))
-        .ok()?;
+    let argv = travelling(cli);
+    // What it would start, in this environment: the daemon runs it only if
+    // it would start the same (else it says so, and the command runs here).
+    let launch = crate::sources::load(&cli.config)
+        .map(|servers| super::launch_keys(&servers))
+        .unwrap_or_default();
+    let request = json!({ "run": argv, "version": VERSION, "launch": launch,
+                          "roots": super::roots_of(cli) });
+    daemon.send(&request).ok()?;
+    match daemon.events.recv_timeout(START_WITHIN) {
+        Ok(Event::Line(Some(line))) => {
+            let first: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            if first["direct"].is_string() {
+                return None;
+            }
+            if first["running"] != true {
+                // An answer already (a refusal): the command's whole outcome.
+                return Some(finish_with(cli, Ok(first)));
+            }
+        }
+        _ => {
+            return Some(crate::report(
+                Err(daemon.lost("did not answer the command")),
+                cli.json,
+            ))
+        }
+    }
     // Ctrl-C or a closed stdout: the daemon is told, cancels the call, and
     // says how the command ended.
     let interrupts = daemon.sender.clone();
@@ -419,16 +442,51 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
             None => break Err(daemon.lost("did not say how the interrupted command ended")),
         }
     };
+    Some(finish_with(cli, answer))
+}
+
+/// Prints what the daemon's run of the command printed, and returns its status.
+fn finish_with(cli: &Cli, answer: Result<Value, Failure>) -> u8 {
     let answer = match answer {
         Ok(answer) => answer,
-        Err(failure) => return Some(crate::report(Err(failure), cli.json)),
+        Err(failure) => return crate::report(Err(failure), cli.json),
     };
     output::raw(answer["stdout"].as_str().unwrap_or_default());
     eprint!("{}", answer["stderr"].as_str().unwrap_or_default());
     if output::closed() {
-        return Some(output::CLOSED_STDOUT);
+        return output::CLOSED_STDOUT;
     }
-    Some(answer["code"].as_u64().map_or(1, |c| c.min(255) as u8))
+    answer["code"].as_u64().map_or(1, |c| c.min(255) as u8)
+}
+
+/// The command's words as the daemon runs them: what only this process
+/// can read made part of them — standard input for `--args -` (read here,
+/// once), a relative `--args @FILE` made absolute.
+fn travelling(cli: &Cli) -> Vec<String> {
+    let whole = match &cli.command {
+        crate::Command::Call { whole, .. } => whole.clone(),
+        _ => None,
+    };
+    let mut argv: Vec<String> = std::env::args().skip(1).collect();
+    let Some(whole) = whole else { return argv };
+    // `-` was read into `whole` already (main.rs); `@FILE` is read there.
+    let made = |given: &str| match given {
+        "-" => whole.clone(),
+        file if file.starts_with('@') => std::path::absolute(&file[1..])
+            .map_or_else(|_| file.to_owned(), |f| format!("@{}", f.display())),
+        other => other.to_owned(),
+    };
+    let mut i = 0;
+    while i < argv.len() && argv[i] != "--" {
+        if argv[i] == "--args" && i + 1 < argv.len() {
+            argv[i + 1] = made(&argv[i + 1]);
+            i += 1;
+        } else if let Some(given) = argv[i].strip_prefix("--args=") {
+            argv[i] = format!("--args={}", made(given));
+        }
+        i += 1;
+    }
+    argv
 }
 
 /// Prints `value` with `--json`, else the line `text` gives.

@@ -51,6 +51,46 @@ pub(crate) fn forward(cli: &Cli) -> Option<u8> {
     client::forward(cli)
 }
 
+/// What the command's servers would be started as, in this process's
+/// environment, each by name: its launch fingerprint (every `${…}` and
+/// `envFile` resolved here) and the variables it inherits from here. The
+/// daemon compares the command's with its own and hosts only the same.
+pub(crate) fn launch_keys(
+    servers: &crate::sources::Servers,
+) -> std::collections::BTreeMap<String, String> {
+    use std::hash::{Hash, Hasher};
+    // Those a server gets from its host; not the terminal's (TERM).
+    let mut inherited = std::collections::hash_map::DefaultHasher::new();
+    for name in stdio_mcp::config::INHERITED_VARIABLES
+        .iter()
+        .filter(|v| **v != "TERM")
+    {
+        (name, std::env::var_os(name)).hash(&mut inherited);
+    }
+    let inherited = inherited.finish();
+    servers
+        .config
+        .servers()
+        .iter()
+        .map(|server| {
+            let key = format!("{} {inherited:016x}", server.fingerprint().digest());
+            (server.name.clone(), key)
+        })
+        .collect()
+}
+
+/// The roots a command gives its servers: `--root`s, else its current folder.
+pub(crate) fn roots_of(cli: &Cli) -> Vec<PathBuf> {
+    let dirs: Vec<PathBuf> = if cli.roots.is_empty() {
+        std::env::current_dir().into_iter().collect()
+    } else {
+        cli.roots.clone()
+    };
+    dirs.iter()
+        .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()))
+        .collect()
+}
+
 /// Whether the command would first ask on this terminal whether to trust
 /// the project server it names (untrusted, or changed since): a question
 /// the daemon has no terminal for, so the command runs here, as it would

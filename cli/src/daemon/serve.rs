@@ -76,9 +76,24 @@ pub(crate) fn serve(cli: &Cli, idle: u64) -> Result<(), Failure> {
         "stdio-mcp daemon {VERSION}: pid {}, listening",
         std::process::id()
     );
+    // An accept that fails (no descriptor left: EMFILE) fails again at once:
+    // waited out, longer each time, instead of spinning the CPU.
+    let mut pause = Duration::from_millis(10);
     loop {
-        let Ok(stream) = listener.accept() else {
-            continue;
+        let stream = match listener.accept() {
+            Ok(stream) => {
+                pause = Duration::from_millis(10);
+                stream
+            }
+            Err(error) => {
+                errln!(
+                    "stdio-mcp daemon: accept: {error}; again in {}ms",
+                    pause.as_millis()
+                );
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_secs(1));
+                continue;
+            }
         };
         let host = Arc::clone(&host);
         std::thread::spawn(move || {
@@ -127,7 +142,15 @@ impl Host {
                 .filter_map(|a| a.as_str().map(str::to_owned))
                 .collect();
             match request["version"].as_str() {
-                Some(VERSION) => self.run(argv, reader),
+                Some(VERSION) => match self.differs(&request) {
+                    // The command runs where it is: never answered by a
+                    // server of another definition, nor with other roots.
+                    Some(why) => json!({ "direct": why }),
+                    None => {
+                        writeln!(writer, "{}", json!({ "running": true }))?;
+                        self.run(argv, reader)
+                    }
+                },
                 other => json!({ "stdout": "", "code": 1, "stderr": format!(
                     "stdio-mcp: refused: this daemon is stdio-mcp {VERSION}, the command {}\n",
                     other.unwrap_or("of no version")) }),
@@ -136,6 +159,28 @@ impl Host {
             json!({ "stdout": "", "code": 1, "stderr": "stdio-mcp: the daemon did not understand the request\n" })
         };
         writeln!(writer, "{answer}")
+    }
+
+    /// Why the command must run where it was typed rather than here: a
+    /// server it may use is defined otherwise in its environment than in
+    /// the daemon's, or its roots are not the daemon's.
+    fn differs(&self, request: &Value) -> Option<String> {
+        let roots: Vec<PathBuf> = request["roots"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.as_str().map(PathBuf::from))
+            .collect();
+        if roots != super::roots_of(&self.cli) {
+            return Some("its roots are not the daemon's".to_owned());
+        }
+        let servers = sources::load(&self.cli.config).ok()?;
+        let here = super::launch_keys(&servers);
+        let theirs = request["launch"].as_object()?;
+        theirs
+            .iter()
+            .find(|(name, key)| here.get(*name).map(String::as_str) != key.as_str())
+            .map(|(name, _)| format!("server {name:?} is defined otherwise in its environment"))
     }
 
     /// Runs a command as the command line would here, with the warm group:
