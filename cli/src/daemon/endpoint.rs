@@ -36,10 +36,17 @@ impl Listener {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
+            // Made under another name and renamed into place once it listens:
+            // a client that finds the address refused takes the socket for
+            // one left behind and removes it, which between bind(2) and
+            // listen(2) would take the new one.
+            // (A shorter name than the address, in its folder: within a socket's limit.)
+            let fresh = address.with_file_name(format!(".n{}", std::process::id()));
+            let _ = std::fs::remove_file(&fresh);
+            let socket = std::os::unix::net::UnixListener::bind(&fresh)?;
+            std::fs::set_permissions(&fresh, std::fs::Permissions::from_mode(0o600))?;
             // A socket left by a daemon that is gone (`start` found nobody there).
-            let _ = std::fs::remove_file(address);
-            let socket = std::os::unix::net::UnixListener::bind(address)?;
-            std::fs::set_permissions(address, std::fs::Permissions::from_mode(0o600))?;
+            std::fs::rename(&fresh, address)?;
             Ok(Listener { socket })
         }
         #[cfg(windows)]
