@@ -230,6 +230,18 @@ fn a_dead_or_silent_daemon_is_never_hung_on() {
         .args(["-CONT", &pid.to_string()])
         .status();
     assert_eq!((call.code, call.stdout.trim()), (0, "Echo: hi"), "{call:?}");
+    #[cfg(target_os = "linux")]
+    {
+        // Found silent, it is ended (its servers with it), not abandoned.
+        assert!(
+            call.stderr.contains(
+                "does not answer, so it was ended with its servers: running the command here"
+            ),
+            "{call:?}"
+        );
+        wait_until(10, || !alive(pid));
+    }
+    #[cfg(not(target_os = "linux"))]
     assert!(
         call.stderr
             .contains("does not answer: running the command here"),

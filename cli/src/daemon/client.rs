@@ -48,8 +48,9 @@ enum Found {
     Running(Daemon),
     /// No daemon: nobody listens (a socket left behind is removed).
     None,
-    /// Something accepts but does not answer in time.
-    Silent,
+    /// Something accepts but does not answer in time: the process that
+    /// listens, where the OS tells (Linux).
+    Silent(Option<i32>),
 }
 
 impl Daemon {
@@ -87,7 +88,7 @@ impl Daemon {
             version: String::new(),
         };
         let Ok(hello) = daemon.ask(&json!({ "hello": VERSION }), Some(ANSWER_WITHIN)) else {
-            return Found::Silent;
+            return Found::Silent(listener_pid(&daemon.writer));
         };
         match (hello["hello"].as_str(), hello["pid"].as_u64()) {
             (Some(version), Some(pid)) => {
@@ -95,7 +96,7 @@ impl Daemon {
                 daemon.pid = pid;
                 Found::Running(daemon)
             }
-            _ => Found::Silent,
+            _ => Found::Silent(listener_pid(&daemon.writer)),
         }
     }
 
@@ -152,11 +153,9 @@ pub(super) fn start(cli: &Cli, idle: u64) -> Result<(), Failure> {
             // Of another version: replaced.
             stop_daemon(old, &path)?;
         }
-        Found::Silent => {
-            // Hung: its socket is taken over; the process is left to its end.
-            if endpoint::left_behind(&path) {
-                let _ = std::fs::remove_file(&path);
-            }
+        Found::Silent(listener) => {
+            // Hung: ended with its servers, its socket taken over.
+            end_silent(listener, &path);
         }
         Found::None => {}
     }
@@ -244,7 +243,7 @@ pub(super) fn status(cli: &Cli) -> Result<(), Failure> {
             });
             return Ok(());
         }
-        Found::Silent => return Err(silent(&path)),
+        Found::Silent(_) => return Err(silent(&path)),
     };
     let answer = daemon.ask(&json!({ "status": true }), Some(START_WITHIN))?;
     let status = &answer["status"];
@@ -299,7 +298,7 @@ pub(super) fn stop(cli: &Cli) -> Result<(), Failure> {
             });
             Ok(())
         }
-        Found::Silent => Err(silent(&path)),
+        Found::Silent(_) => Err(silent(&path)),
     }
 }
 
@@ -351,6 +350,42 @@ fn zombie(pid: u64) -> bool {
         .unwrap_or(false)
 }
 
+/// The pid of the process listening at the other end of `connection`
+/// (Linux: `SO_PEERCRED`); `None` where the OS does not say.
+fn listener_pid(connection: &super::endpoint::Connection) -> Option<i32> {
+    #[cfg(target_os = "linux")]
+    return rustix::net::sockopt::socket_peercred(connection)
+        .ok()
+        .map(|peer| peer.pid.as_raw_nonzero().get());
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = connection;
+        None
+    }
+}
+
+/// Ends a daemon that does not answer, when its pid is known: SIGKILL
+/// (stopped or hung, it ends), and its servers with it (the library's
+/// watchdog ends what a killed host started); its socket is removed.
+/// Whether it was ended.
+fn end_silent(listener: Option<i32>, path: &Path) -> bool {
+    let mine = |pid: &i32| *pid > 1 && u32::try_from(*pid).ok() != Some(std::process::id());
+    #[cfg(unix)]
+    let ended = listener
+        .filter(mine)
+        .and_then(rustix::process::Pid::from_raw)
+        .is_some_and(|pid| {
+            rustix::process::kill_process(pid, rustix::process::Signal::KILL).is_ok()
+        });
+    // Windows: the pipe tells no pid (listener_pid gives none).
+    #[cfg(windows)]
+    let ended = listener.filter(mine).is_some();
+    if endpoint::left_behind(path) {
+        let _ = std::fs::remove_file(path);
+    }
+    ended
+}
+
 fn silent(path: &Path) -> Failure {
     Failure::config(format!(
         "the daemon at {} does not answer within {}s",
@@ -372,9 +407,14 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
             ));
             return None;
         }
-        Found::Silent => {
+        Found::Silent(listener) => {
+            let ended = if end_silent(listener, &path) {
+                ", so it was ended with its servers"
+            } else {
+                ""
+            };
             note(format_args!(
-                "the daemon at {} does not answer",
+                "the daemon at {} does not answer{ended}",
                 path.display()
             ));
             return None;
