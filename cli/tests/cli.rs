@@ -744,7 +744,6 @@ fn json_documents_hold_no_placeholders() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_forms_lists_and_titled_choices_are_answered_as_their_schema_says() {
-    use std::io::Write;
     let s = Scratch::new("form");
     let config = s.config(json!({ "asker": { "command": peer(), "args": ["--scenario", "ask"] } }));
     let schema = json!({ "type": "object", "properties": {
@@ -758,26 +757,9 @@ fn a_forms_lists_and_titled_choices_are_answered_as_their_schema_says() {
         common::CLI,
         schema
     );
-    let command = s.cli(&[]);
-    let mut child = Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .env("TERM", "dumb")
-        .current_dir(&s.0)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut keys = child.stdin.take().unwrap();
     // Answer: yes; pick the first instrument; the second level; two tags.
-    for typed in ["y", " ", "\r", "\x1b[B", "\r", "a, b\r"] {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        let _ = keys.write_all(typed.as_bytes());
-        let _ = keys.flush();
-    }
-    let r = finish(child, 60);
-    drop(keys);
+    let keys = ["y", " ", "\r", "\x1b[B", "\r", "a, b\r"];
+    let r = common::on_terminal(&s, &line, &[], &keys);
     let answered = r
         .stdout
         .lines()

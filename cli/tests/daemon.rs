@@ -424,7 +424,6 @@ fn the_pinned_real_servers_stay_warm_in_a_daemon() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_changed_project_server_is_asked_about_with_a_daemon_as_without() {
-    use std::io::Write;
     let s = Scratch::new("daemon-asks");
     let write = |extra: &str| {
         let servers = json!({ "mcpServers": {
@@ -442,22 +441,11 @@ fn a_changed_project_server_is_asked_about_with_a_daemon_as_without() {
     let started = run(&["daemon", "start"]);
     assert_eq!(started.code, 0, "{started:?}");
     write("--paged");
+    let run_dir = s.0.join("run");
     let on_terminal = |extra: &str| {
         let line = format!("{} {extra} call demo echo message=hi", common::CLI);
-        let command = s.cli(&[]);
-        let mut child = Command::new("script")
-            .args(["-qec", &line, "/dev/null"])
-            .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
-            .env("STDIO_MCP_DAEMON_DIR", s.0.join("run"))
-            .env("TERM", "dumb")
-            .current_dir(&s.0)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(b"n\n").unwrap();
-        common::finish(child, 60)
+        let env = [("STDIO_MCP_DAEMON_DIR", run_dir.as_path())];
+        common::on_terminal(&s, &line, &env, &["n\n"])
     };
     let through = on_terminal("");
     let direct = on_terminal("--no-daemon");

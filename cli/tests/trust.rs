@@ -215,30 +215,11 @@ fn a_file_named_with_config_starts_as_before() {
 #[cfg(target_os = "linux")]
 #[test]
 fn the_question_on_a_terminal_answered_n_then_y() {
-    use std::io::Write;
     let s = Scratch::new("trust-ask");
     project(&s, &[]);
     let ask = |answer: &str| {
         let line = format!("{} call demo echo message=hi", common::CLI);
-        // The environment the other runs get, for the command `script` runs.
-        let command = s.cli(&[]);
-        let mut child = std::process::Command::new("script")
-            .args(["-qec", &line, "/dev/null"])
-            .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
-            .env("TERM", "dumb")
-            .current_dir(&s.0)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(answer.as_bytes())
-            .unwrap();
-        common::finish(child, 60)
+        common::on_terminal(&s, &line, &[], &[answer])
     };
     let no = ask("n\n");
     assert_eq!(no.code, 1, "{no:?}");
@@ -265,7 +246,6 @@ fn the_question_on_a_terminal_answered_n_then_y() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_sandboxed_entry_shows_its_rules_and_its_real_risk() {
-    use std::io::Write;
     let s = Scratch::new("trust-sandboxed");
     std::fs::create_dir_all(s.0.join("out")).unwrap();
     let servers = json!({ "mcpServers": {
@@ -305,19 +285,7 @@ fn a_sandboxed_entry_shows_its_rules_and_its_real_risk() {
     assert_eq!(json["servers"][0]["sandboxed"], true, "{json}");
 
     let line = format!("{} call boxed echo message=hi", common::CLI);
-    let command = s.cli(&[]);
-    let mut child = std::process::Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .env("TERM", "dumb")
-        .current_dir(&s.0)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"n\n").unwrap();
-    let asked = common::finish(child, 60);
+    let asked = common::on_terminal(&s, &line, &[], &["n\n"]);
     assert!(asked.stdout.contains(&allow), "{asked:?}");
     // A terminal may fold the sentence; compare it without line ends.
     let flat = asked.stdout.replace(['\r', '\n'], "");

@@ -155,3 +155,35 @@ pub fn installed(relative: &str) -> Option<String> {
     eprintln!("NOT RUN: {} is not installed", path.display());
     None
 }
+
+/// Runs the shell command `line` on a pseudo-terminal of its own (`script`
+/// gives it one, and passes our input to it), with this folder's
+/// environment, `TERM=dumb` and `extra` variables, typing each of `keys`
+/// after a pause as a person would; waits for it as [`finish`] does.
+#[cfg(target_os = "linux")]
+pub fn on_terminal(s: &Scratch, line: &str, extra: &[(&str, &Path)], keys: &[&str]) -> Run {
+    use std::io::Write;
+    let command = s.cli(&[]);
+    let mut script = Command::new("script");
+    script
+        .args(["-qec", line, "/dev/null"])
+        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("TERM", "dumb")
+        .current_dir(&s.0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in extra {
+        script.env(name, value);
+    }
+    let mut child = script.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    for typed in keys {
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = input.write_all(typed.as_bytes());
+        let _ = input.flush();
+    }
+    let run = finish(child, 60);
+    drop(input);
+    run
+}
