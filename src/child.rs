@@ -102,6 +102,11 @@ impl Child {
         self.stopper.kill(&mut self.process);
     }
 
+    /// The child was reaped (its exit seen).
+    pub(crate) fn reaped(&mut self) {
+        self.stopper.reaped();
+    }
+
     /// After the child's exit, ends what is left of its group or job.
     pub(crate) fn kill_rest(&self) {
         self.stopper.kill_rest();

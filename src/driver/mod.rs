@@ -481,6 +481,7 @@ impl ChildIo {
         // call the exit unknown rather than wait forever.
         let status = result.map_or(ExitStatus::unknown(), ExitStatus::from);
         let status = status.in_sandbox(self.child.sandboxed());
+        self.child.reaped();
         event!(info, status = %status, "MCP server exited");
         self.close_stdin();
         self.shared.lock().phase.exited(status);

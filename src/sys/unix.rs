@@ -79,7 +79,9 @@ fn has_live_member(_group: libc::pid_t) -> bool {
 pub(crate) struct Stopper {
     pid: libc::pid_t,
     group: bool,
-    _watched: Watched,
+    /// Its place on the watchdog's list; given up as soon as a child without
+    /// a group of its own is reaped (its pid may be given out again).
+    watched: Option<Watched>,
 }
 
 impl Stopper {
@@ -93,8 +95,17 @@ impl Stopper {
         Ok(Stopper {
             pid,
             group: options.process_group,
-            _watched: watched,
+            watched: Some(watched),
         })
+    }
+
+    /// The child was reaped: a bare pid leaves the watchdog's list now, as
+    /// the system may give it to another process at once; a group stays
+    /// listed while any of it may be left.
+    pub(crate) fn reaped(&mut self) {
+        if !self.group {
+            self.watched = None;
+        }
     }
 
     /// The polite request to stop: SIGTERM.

@@ -283,3 +283,45 @@ unsafe fn wait_while_any_runs(table: &[AtomicI32]) {
         libc::nanosleep(&step, std::ptr::null_mut());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the table lists now.
+    fn listed() -> Vec<libc::pid_t> {
+        let watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
+        watch
+            .as_ref()
+            .map_or_else(Vec::new, |w| targets(w.table).collect())
+    }
+
+    #[test]
+    fn a_reaped_child_without_a_group_leaves_the_list_at_once() {
+        futures::executor::block_on(async {
+            // A grandchild holds its pipes: the driver still reads them for
+            // a while after the exit (its drain grace).
+            let t = crate::Transport::builder(["sh", "-c", "sleep 2 & exec sleep 0.2"])
+                .process_group(false)
+                .spawn()
+                .unwrap();
+            let pid = libc::pid_t::try_from(t.pid()).unwrap();
+            assert!(listed().contains(&pid), "listed while it runs");
+            let started = std::time::Instant::now();
+            while t.exit_status().is_none() {
+                assert!(
+                    started.elapsed() < Duration::from_secs(30),
+                    "sh never ended"
+                );
+                async_io::Timer::after(Duration::from_millis(5)).await;
+            }
+            // Reaped, its pid free for the system to give out: off the list
+            // though the transport still holds the child's pipes.
+            assert!(
+                !listed().contains(&pid),
+                "{pid} still listed after its exit"
+            );
+            t.close().await.unwrap();
+        });
+    }
+}

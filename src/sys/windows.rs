@@ -178,6 +178,9 @@ impl Stopper {
         }
     }
 
+    /// The child was reaped: its job still holds what it started.
+    pub(crate) fn reaped(&mut self) {}
+
     /// Ends every process left in the child's job, with `process_group`.
     pub(crate) fn kill_rest(&self) {
         if let Some(job) = self.job.as_ref().filter(|_| self.group) {
