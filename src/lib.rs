@@ -92,6 +92,8 @@
 //!   crate; without it the crate logs nothing and pays nothing.
 
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
+// System calls only in `src/sys/`, the one module allowed `unsafe`.
+#![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// A `tracing` event when the `tracing` feature is on: `event!(info, pid, "started")`.
@@ -122,6 +124,7 @@ mod pending;
 mod route;
 pub mod sandbox;
 mod shared;
+#[allow(unsafe_code)]
 mod sys;
 mod transport;
 

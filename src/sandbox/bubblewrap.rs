@@ -12,7 +12,7 @@
 //! every folder between a writable root and a denied path inside it bound
 //! onto itself (a mount point cannot be renamed away); `/dev/shm` and
 //! `TMPDIR` memory folders of a bounded size; the system calls of
-//! `seccomp.rs` refused; nothing inherited but stdio.
+//! `sys/seccomp.rs` refused; nothing inherited but stdio.
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use super::{seccomp, Rules};
-use crate::sys::{self, StartLimits};
+use super::Rules;
+use crate::sys::{self, seccomp, StartLimits};
 
 /// The oldest bubblewrap with every option used here (`--size`, `--perms`,
 /// `--add-seccomp-fd`).

@@ -30,8 +30,6 @@ mod limits;
 mod scratch;
 #[cfg(unix)]
 mod seatbelt;
-#[cfg(target_os = "linux")]
-mod seccomp;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

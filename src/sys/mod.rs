@@ -19,6 +19,8 @@ pub(crate) use unix::*;
 #[cfg(unix)]
 mod sandboxed;
 #[cfg(target_os = "linux")]
+pub(crate) mod seccomp;
+#[cfg(target_os = "linux")]
 pub(crate) use sandboxed::user_processes;
 #[cfg(unix)]
 pub(crate) use sandboxed::{start_confined, StartLimits};

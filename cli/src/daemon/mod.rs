@@ -10,6 +10,7 @@
 //! per line (`serve.rs` answers it).
 
 mod client;
+#[allow(unsafe_code)]
 mod endpoint;
 pub(crate) mod serve;
 

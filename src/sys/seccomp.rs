@@ -28,16 +28,16 @@ use seccompiler::{
 
 /// What the programs refuse beyond what every sandbox refuses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Options {
+pub(crate) struct Options {
     /// Unix-domain sockets of every kind allowed (`allowAllUnixSockets`).
-    pub(super) unix_sockets: bool,
+    pub(crate) unix_sockets: bool,
     /// New user namespaces refused here: bubblewrap cannot (`--disable-userns`).
-    pub(super) no_user_namespaces: bool,
+    pub(crate) no_user_namespaces: bool,
 }
 
 /// The programs to hand bubblewrap, each as the bytes `--add-seccomp-fd`
 /// reads; `Err` on an architecture they are not written for.
-pub(super) fn programs(options: Options) -> Result<Vec<Vec<u8>>, String> {
+pub(crate) fn programs(options: Options) -> Result<Vec<Vec<u8>>, String> {
     let arch = match std::env::consts::ARCH {
         "x86_64" => TargetArch::x86_64,
         "aarch64" => TargetArch::aarch64,
