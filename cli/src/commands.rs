@@ -20,7 +20,7 @@ use crate::output::{self, errln, outln};
 use crate::sources::{self, Servers};
 use crate::terminal::{self, Bar};
 use crate::view::View;
-use crate::{complete, Cli, Command, Shell, Target};
+use crate::{Cli, Command, Target};
 
 /// How long a server may take to start (`npx` and `uvx` may download it first).
 const START_TIMEOUT: Duration = Duration::from_secs(120);
@@ -38,15 +38,6 @@ pub(crate) struct Session {
 }
 
 pub fn run(cli: Cli) -> Result<(), Failure> {
-    if let Command::Completions { shell } = cli.command {
-        let shell = match shell {
-            Shell::Bash => "bash",
-            Shell::Zsh => "zsh",
-            Shell::Fish => "fish",
-            Shell::Powershell => "powershell",
-        };
-        return Ok(complete::registration(shell)?);
-    }
     let servers = match ad_hoc_command(&cli.command) {
         Some(command) => sources::ad_hoc(command)?,
         None => sources::load(&cli.config)?,

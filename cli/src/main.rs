@@ -2,6 +2,9 @@
 //! files (or any server's command line after `--`) from a terminal. See
 //! docs/cli.md for every command, the exit codes and the JSON shapes.
 
+// `unsafe` only where the daemon's endpoint calls the OS (daemon/endpoint.rs).
+#![deny(unsafe_code)]
+
 mod arguments;
 mod calls;
 mod commands;
@@ -231,6 +234,18 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(failure) => return ExitCode::from(report(Err(failure), json_asked())),
     };
+    if let Command::Completions { shell } = cli.command {
+        let shell = match shell {
+            Shell::Bash => "bash",
+            Shell::Zsh => "zsh",
+            Shell::Fish => "fish",
+            Shell::Powershell => "powershell",
+        };
+        return ExitCode::from(report(
+            complete::registration(shell).map_err(Failure::from),
+            cli.json,
+        ));
+    }
     if let Command::Daemon { action } = cli.command {
         return ExitCode::from(daemon::manage(action, &cli));
     }
