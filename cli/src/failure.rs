@@ -80,9 +80,7 @@ impl From<Error> for Failure {
 /// A library message with the library's settings named as this command
 /// line sets them: the start limit is `--timeout`.
 pub fn in_command_line_words(message: &str) -> String {
-    message
-        .replace("(Group::start_timeout)", "(--timeout)")
-        .replace("start (Group::start_timeout)", "start (--timeout)")
+    message.replace("(Group::start_timeout)", "(--timeout)")
 }
 
 impl fmt::Display for Failure {

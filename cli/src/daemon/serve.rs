@@ -141,14 +141,17 @@ impl Host {
                 .iter()
                 .filter_map(|a| a.as_str().map(str::to_owned))
                 .collect();
+            // The config files are read anew for each command, as a direct run
+            // would: a changed or newly trusted entry is what the group hosts.
+            let loaded = sources::load(&self.cli.config);
             match request["version"].as_str() {
-                Some(VERSION) => match self.differs(&request) {
+                Some(VERSION) => match self.differs(&request, loaded.as_ref().ok()) {
                     // The command runs where it is: never answered by a
                     // server of another definition, nor with other roots.
                     Some(why) => json!({ "direct": why }),
                     None => {
                         writeln!(writer, "{}", json!({ "running": true }))?;
-                        self.run(argv, reader)
+                        self.run(argv, loaded, reader)
                     }
                 },
                 other => json!({ "stdout": "", "code": 1, "stderr": format!(
@@ -164,7 +167,7 @@ impl Host {
     /// Why the command must run where it was typed rather than here: a
     /// server it may use is defined otherwise in its environment than in
     /// the daemon's, or its roots are not the daemon's.
-    fn differs(&self, request: &Value) -> Option<String> {
+    fn differs(&self, request: &Value, servers: Option<&Servers>) -> Option<String> {
         let roots: Vec<PathBuf> = request["roots"]
             .as_array()
             .into_iter()
@@ -174,8 +177,7 @@ impl Host {
         if roots != super::roots_of(&self.cli) {
             return Some("its roots are not the daemon's".to_owned());
         }
-        let servers = sources::load(&self.cli.config).ok()?;
-        let here = super::launch_keys(&servers);
+        let here = super::launch_keys(servers?);
         let theirs = request["launch"].as_object()?;
         theirs
             .iter()
@@ -186,26 +188,34 @@ impl Host {
     /// Runs a command as the command line would here, with the warm group:
     /// what it printed, and its exit status. The connection's end (the
     /// command's Ctrl-C or closed stdout) interrupts it.
-    fn run(&self, argv: Vec<String>, mut connection: BufReader<Connection>) -> Value {
+    fn run(
+        &self,
+        argv: Vec<String>,
+        loaded: Result<Servers, Failure>,
+        mut connection: BufReader<Connection>,
+    ) -> Value {
         let ((), stdout, stderr, code) = {
             let mut code = 0;
             let (outcome, stdout, stderr) = output::capture(|| {
-                code = self.run_captured(argv, &mut connection);
+                code = self.run_captured(argv, loaded, &mut connection);
             });
             (outcome, stdout, stderr, code)
         };
         json!({ "stdout": stdout, "stderr": stderr, "code": code })
     }
 
-    fn run_captured(&self, argv: Vec<String>, connection: &mut BufReader<Connection>) -> u8 {
+    fn run_captured(
+        &self,
+        argv: Vec<String>,
+        loaded: Result<Servers, Failure>,
+        connection: &mut BufReader<Connection>,
+    ) -> u8 {
         let cli = match Cli::try_parse_from(std::iter::once("stdio-mcp".to_owned()).chain(argv)) {
             Ok(cli) => cli,
             Err(error) => return crate::refused(&error, false),
         };
         let json = cli.json;
-        // The config files are read anew for each command, as a direct run
-        // would: a changed or newly trusted entry is what the group hosts.
-        let servers = match sources::load(&self.cli.config).and_then(|s| Ok((trusted(&s)?, s))) {
+        let servers = match loaded.and_then(|s| Ok((trusted(&s)?, s))) {
             Ok((hosted, servers)) => {
                 let mut now = self.hosted.lock().unwrap_or_else(PoisonError::into_inner);
                 if *now != hosted {
