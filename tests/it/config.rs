@@ -17,6 +17,12 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config")
 }
 
+/// A folder as the loader gives `${workspaceFolder}` and a relative `cwd`:
+/// absolute in the platform's own form (`C:\\…` with backslashes on Windows).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap()
+}
+
 fn fixture(name: &str) -> PathBuf {
     fixtures().join(name)
 }
@@ -130,11 +136,20 @@ fn cursor_mcp_json_uses_env_user_home_and_the_workspace_folder() {
     // The file sits in .cursor/: the workspace is the folder above it.
     assert_eq!(
         notes.args,
-        [format!("{}/servers/notes.js", fixtures().display())]
+        [format!(
+            "{}/servers/notes.js",
+            absolute(&fixtures()).display()
+        )]
     );
     assert_eq!(
         notes.env,
-        [set("HOME_DIR", "/home/me"), set("NOTES_TOKEN", "n-1")]
+        [
+            set(
+                "HOME_DIR",
+                &absolute(Path::new("/home/me")).display().to_string()
+            ),
+            set("NOTES_TOKEN", "n-1")
+        ]
     );
     let skipped = skipped(&config);
     assert_eq!(
@@ -168,7 +183,7 @@ fn vscode_mcp_json_with_comments_trailing_commas_env_file_and_cwd() {
     let cwd = fetch.cwd.as_ref().unwrap();
     assert_eq!(
         cwd.to_string_lossy(),
-        format!("{}/tools", fixtures().display())
+        format!("{}/tools", absolute(&fixtures()).display())
     );
     assert_eq!(config.skipped()[0].name, "github");
 }

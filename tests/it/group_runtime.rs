@@ -67,7 +67,7 @@ async fn a_slow_server_joins_later() {
     let (builder, heard) = heard(
         Group::builder(config(&[
             ("fast", &[]),
-            ("slow", &["--start-delay", "1500"]),
+            ("slow", &["--start-delay", "5000"]),
             (
                 "noise",
                 &[
@@ -80,7 +80,7 @@ async fn a_slow_server_joins_later() {
                 ],
             ),
         ]))
-        .ready_within(Duration::from_millis(400))
+        .ready_within(Duration::from_millis(1000))
         .on_tools_changed(move |server, changes| {
             seen.lock()
                 .unwrap()
@@ -89,11 +89,11 @@ async fn a_slow_server_joins_later() {
     );
     let started = Instant::now();
     let group = builder.connect().await;
+    // It waited as long as it was told to, and not for the slow server
+    // (still starting below): no upper bound on a clock a loaded machine
+    // can stretch.
     let took = started.elapsed();
-    assert!(
-        took >= Duration::from_millis(400) && took < Duration::from_millis(1200),
-        "{took:?}"
-    );
+    assert!(took >= Duration::from_millis(1000), "{took:?}");
     let servers = group.servers();
     assert!(matches!(servers[0].1, ServerState::Ready(_)), "{servers:?}");
     match &servers[1].1 {
