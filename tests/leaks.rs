@@ -43,8 +43,11 @@ fn watchdogs() -> usize {
     our_children().filter(|stat| is_watchdog(stat)).count()
 }
 
+/// Named `stdio-mcp-watch` in its command line (it runs `/bin/sh`).
 fn is_watchdog(stat: &str) -> bool {
-    stat.contains("(stdio-mcp-watch)")
+    let pid = stat.split(' ').next().unwrap_or_default();
+    let argv = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    argv.split(|b| *b == 0).next() == Some(b"stdio-mcp-watch".as_slice())
 }
 
 /// The `stat` lines of our child processes.

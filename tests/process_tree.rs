@@ -87,6 +87,32 @@ fn a_server_leads_a_process_group_of_its_own() {
     });
 }
 
+/// Windows: the server is in its Job Object before it runs (it starts
+/// suspended and is let go once inside), so nothing it starts at once can
+/// be outside the job: its first look finds itself in a job, and the
+/// grandchild it starts first thing ends with the tree.
+#[cfg(windows)]
+#[test]
+fn a_server_is_in_its_job_before_its_first_instruction() {
+    run(15, async {
+        for _ in 0..5 {
+            let t = peer(&["--job-at-start", "--grandchild", "--ignore-eof"])
+                .spawn()
+                .unwrap();
+            t.send_request("ping", None).await.unwrap();
+            eventually(5, || grandchild_pid(&t).is_some()).await;
+            assert!(
+                t.stderr_tail().iter().any(|l| l == "job at start: yes"),
+                "{:?}",
+                t.stderr_tail()
+            );
+            let grandchild = grandchild_pid(&t).unwrap();
+            t.close().await.unwrap();
+            eventually(5, || dead(grandchild)).await;
+        }
+    });
+}
+
 /// A server spawned from a thread that ends right after lives on while the
 /// host does (Linux's parent-death signal would follow the spawning thread).
 #[test]

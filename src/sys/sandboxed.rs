@@ -44,6 +44,18 @@ pub(crate) fn start_confined(command: &mut Command, keep: Vec<OwnedFd>, limits: 
     unsafe { command.pre_exec(hook) };
 }
 
+/// Has `command` start with only its stdio inherited (the watchdog: a
+/// descriptor the host left inheritable would outlive the host with it).
+pub(crate) fn inherit_only_stdio(command: &mut Command) {
+    let hook = || {
+        close_on_exec_from(3);
+        Ok(())
+    };
+    // SAFETY: the hook runs between fork and exec and makes only
+    // async-signal-safe calls (close_range, or getrlimit and fcntl).
+    unsafe { command.pre_exec(hook) };
+}
+
 /// Marks every descriptor from `first` on close-on-exec.
 fn close_on_exec_from(first: RawFd) {
     #[cfg(target_os = "linux")]

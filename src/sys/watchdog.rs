@@ -2,298 +2,344 @@
 //! moment and ends the servers it left running — also when the host was
 //! killed with SIGKILL, which no exit hook sees.
 //!
-//! It is forked from the host at its first spawn with `kill_on_parent_death`
-//! and learns of the host's end from a pipe: the host holds the write end and
-//! never writes, so the read returns 0 only once every copy is closed, which
-//! the kernel does when the host ends, however it ends. What to end it reads
-//! from a table in memory shared with the host: each slot holds a kill(2)
-//! target, `-pgid` for a server in a group of its own or its pid, filled after
-//! the spawn and cleared once that server and its group are gone. So a spawn
-//! costs no system call here, and a request nothing at all.
+//! It is `/bin/sh` running [`SCRIPT`], a loop of builtins, started at the
+//! first spawn: a program of its own, so it holds none of the host's memory.
+//! Its stdin is one end of a socket pair; the host holds the other and writes
+//! `+ TARGET` when a server started (`-pgid` for a server in a group of its
+//! own, else its pid) and `- TARGET` once it is gone. The read returns end of
+//! file when the host's end closes, which the kernel does when the host ends,
+//! however it ends; then the watchdog ends what is listed.
 //!
-//! After the fork the watchdog runs only async-signal-safe calls (`setpgid`,
-//! `signal`, `dup2`, `close`, `read`, `kill`, `nanosleep`, `_exit`; `prctl` on
-//! Linux), allocates nothing and never returns into the host's code: what
-//! another thread of the host held at the fork is never touched.
+//! The host keeps the list too, and learns of the watchdog's death from the
+//! same socket (a thread blocks reading it; the watchdog never writes): it
+//! starts another at once and hands it the whole list. A copy of the host
+//! made by `fork` without exec closes its inherited end of the socket at once
+//! (a `pthread_atfork` handler), so the original's watchdog still sees the
+//! original's end, and the copy's first spawn starts a watchdog and a list of
+//! its own.
 
-use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::collections::HashMap;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, Once, PoisonError};
 
-/// How many servers can be watched at once (a 64 KiB table).
-const SLOTS: usize = 16 * 1024;
-/// A slot nobody holds.
-const FREE: i32 = 0;
-/// A slot held for a child about to start (no pid yet).
-const RESERVED: i32 = i32::MIN;
-/// After the host's end: how long the servers, whose input ended with it, have
-/// to exit by themselves, and then to obey SIGTERM, before SIGKILL.
-const GRACE: Duration = Duration::from_secs(1);
-/// How often the watchdog looks whether what it waits for is gone.
-const LOOK: Duration = Duration::from_millis(50);
+/// The watchdog's program. It lists what the host sends; at the end of its
+/// input it gives the listed 1 s (their stdin ended with the host: most exit
+/// by themselves), SIGTERM, 1 s more, SIGKILL. It ignores the signals a
+/// terminal or `pkill host` would send, and forks nothing until the host is
+/// gone (`sleep` only then).
+const SCRIPT: &str = r#"trap '' INT HUP TERM QUIT PIPE TSTP TTIN TTOU USR1 USR2
+list=' '
+while read -r op target; do
+  case $op in
+    +) list="$list$target " ;;
+    -) case $list in *" $target "*) list="${list%%" $target "*} ${list#*" $target "}" ;; esac ;;
+  esac
+done
+alive() { for t in $list; do kill -0 -- "$t" 2>/dev/null && return 0; done; return 1; }
+grace() { n=0; while [ $n -lt 20 ] && alive; do sleep 0.05; n=$((n+1)); done; }
+grace
+for t in $list; do kill -s TERM -- "$t" 2>/dev/null; done
+grace
+for t in $list; do kill -s KILL -- "$t" 2>/dev/null; done
+"#;
 
-/// The table shared with every watchdog this process starts, and the one
-/// running now.
+/// The shell that runs it: present on every Unix.
+const SHELL: &str = "/bin/sh";
+/// Its name in the process table (`ps`, `/proc/PID/cmdline`).
+const NAME: &str = "stdio-mcp-watch";
+
+/// This process's watchdog and what it watches.
 struct Watch {
-    table: &'static [AtomicI32],
+    /// The process the list belongs to: a forked copy sees another pid and
+    /// starts over.
+    owner: u32,
+    /// What to end, by the key of the [`Watched`] that holds it.
+    targets: HashMap<u64, libc::pid_t>,
+    next_key: u64,
     dog: Option<Dog>,
+    /// How many watchdogs this process started (tells a replaced one).
+    started: u64,
 }
 
-/// A running watchdog: its pid, and the write end of its pipe.
+/// A running watchdog.
 struct Dog {
-    pid: libc::pid_t,
-    _alive: OwnedFd,
+    child: Child,
+    /// The host's end of its stdin (also read, for its end, by its minder).
+    socket: Arc<UnixStream>,
+    number: u64,
 }
 
 static WATCH: Mutex<Option<Watch>> = Mutex::new(None);
+/// The descriptor of the current watchdog's socket, for the fork handler.
+static SOCKET: AtomicI32 = AtomicI32::new(-1);
 
-/// A slot of the watchdog's table, held for one child: filled with its kill(2)
-/// target once it started, cleared when dropped (the child and its group are
+/// A server's place on the watchdog's list: filled with its kill(2) target
+/// once it started, given up when dropped (the server and its group are
 /// gone by then, or were sent SIGKILL).
 #[derive(Debug)]
 pub(crate) struct Watched {
-    slot: Option<&'static AtomicI32>,
+    /// The process that listed it, and its key there.
+    place: Option<(u32, u64)>,
 }
 
 impl Watched {
     /// Nothing watched: the child may outlive this process (`kill_on_parent_death(false)`).
     pub(crate) fn not() -> Self {
-        Watched { slot: None }
+        Watched { place: None }
     }
 
-    /// Holds a slot for a child about to start, starting the watchdog first
-    /// when none runs (the first time, or after something killed it), so no
-    /// server ever runs unwatched.
+    /// A place for a child about to start, the watchdog started first when
+    /// none runs (the first time, in a forked copy, or after something
+    /// killed it), so no server ever runs unwatched.
     pub(crate) fn reserve() -> io::Result<Self> {
+        static HANDLER: Once = Once::new();
+        // SAFETY: pthread_atfork with a handler that makes only
+        // async-signal-safe calls; registered once per process.
+        HANDLER.call_once(|| unsafe {
+            libc::pthread_atfork(None, None, Some(in_forked_copy));
+        });
+        let me = std::process::id();
         let mut watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
-        let watch = match &mut *watch {
-            Some(watch) => watch,
-            empty => empty.insert(Watch {
-                table: shared_table()?,
-                dog: None,
-            }),
-        };
-        if !watch.dog.as_ref().is_some_and(Dog::runs) {
-            watch.dog = None;
-            watch.dog = Some(Dog::start(watch.table)?);
+        let watch = watch.get_or_insert_with(|| Watch::new(me));
+        if watch.owner != me {
+            // A copy made by fork: the list and watchdog are the original's.
+            // The socket was closed by the fork handler, and the child is not
+            // ours to reap: both are forgotten, never dropped (their
+            // descriptor's number may be another file's by now).
+            let inherited = std::mem::replace(watch, Watch::new(me));
+            if let Some(dog) = inherited.dog {
+                std::mem::forget(dog);
+            }
         }
-        let slot = watch
-            .table
-            .iter()
-            .find(|slot| {
-                slot.compare_exchange(FREE, RESERVED, Ordering::SeqCst, Ordering::Relaxed)
-                    .is_ok()
-            })
-            .ok_or_else(|| {
-                io::Error::other(format!(
-                    "more than {SLOTS} servers at once are more than the watchdog can watch"
-                ))
-            })?;
-        Ok(Watched { slot: Some(slot) })
+        // Known to have ended (its minder may not have replaced it yet).
+        let running = watch
+            .dog
+            .as_mut()
+            .is_some_and(|dog| !matches!(dog.child.try_wait(), Ok(Some(_))));
+        if !running {
+            watch.replace_dog()?;
+        }
+        let key = watch.next_key;
+        watch.next_key += 1;
+        Ok(Watched {
+            place: Some((me, key)),
+        })
     }
 
     /// The child started: `target` is what the watchdog signals should this
     /// process end first (`-pid` for the child's own process group).
     pub(crate) fn fill(&self, target: libc::pid_t) {
-        if let Some(slot) = self.slot {
-            slot.store(target, Ordering::SeqCst);
-        }
+        with_own(self.place, |watch, key| {
+            watch.targets.insert(key, target);
+            watch.tell(&format!("+ {target}\n"));
+        });
     }
 }
 
 impl Drop for Watched {
     fn drop(&mut self) {
-        if let Some(slot) = self.slot {
-            slot.store(FREE, Ordering::SeqCst);
-        }
+        with_own(self.place, |watch, key| {
+            if let Some(target) = watch.targets.remove(&key) {
+                watch.tell(&format!("- {target}\n"));
+            }
+        });
     }
 }
 
-/// Memory shared with the watchdogs to come: an anonymous shared mapping,
-/// which a forked child sees as the same pages.
-fn shared_table() -> io::Result<&'static [AtomicI32]> {
-    let bytes = SLOTS * std::mem::size_of::<AtomicI32>();
-    // SAFETY: a new anonymous mapping, no address asked for and no descriptor;
-    // the result is checked before use.
-    let address = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_ANON,
-            -1,
-            0,
-        )
-    };
-    if address == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the mapping is `bytes` long, page-aligned, zeroed (every slot
-    // FREE), never unmapped (it lives as long as the process), and
-    // `AtomicI32` has the size and alignment of `i32`.
-    Ok(unsafe { std::slice::from_raw_parts(address.cast::<AtomicI32>(), SLOTS) })
-}
-
-impl Dog {
-    /// Forks a watchdog over `table`.
-    fn start(table: &'static [AtomicI32]) -> io::Result<Dog> {
-        // Both ends close on exec: no server ever holds the write end (it would
-        // keep the watchdog waiting after the host's end).
-        let (input, alive) = io::pipe()?;
-        let highest = highest_descriptor();
-        // SAFETY: the child runs `watch_over` alone, which makes only
-        // async-signal-safe calls, touches only what was made above (the
-        // table, the pipe's number, plain integers), allocates nothing and
-        // ends in `_exit`, never returning into the host's code.
-        let pid = unsafe { libc::fork() };
-        match pid {
-            -1 => Err(io::Error::last_os_error()),
-            // SAFETY: this is the forked child, and this its first code.
-            0 => unsafe { watch_over(input.as_raw_fd(), table, highest) },
-            pid => Ok(Dog {
-                pid,
-                _alive: alive.into(),
-            }),
-        }
-    }
-
-    /// Whether it still runs. If it ended (something killed it) it is reaped
-    /// here; if somebody else reaped it, it is gone all the same.
-    fn runs(&self) -> bool {
-        let mut status = 0;
-        // SAFETY: waitpid(2) on our own child, without blocking; `status` is a
-        // live integer.
-        unsafe { libc::waitpid(self.pid, &raw mut status, libc::WNOHANG) == 0 }
-    }
-}
-
-/// The highest descriptor number a fallback close loop must reach: the
-/// process's limit, capped (a limit of millions would make the loop slow).
-fn highest_descriptor() -> RawFd {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit(2) writes the live struct it is given.
-    let known = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit) } == 0;
-    let cur = if known { limit.rlim_cur } else { 1024 };
-    RawFd::try_from(cur.min(1 << 20)).unwrap_or(1 << 20)
-}
-
-/// The watchdog's life, in the forked child: wait for the host's end, then end
-/// what the table names.
-///
-/// # Safety
-///
-/// Only in the child of `fork`, as its first and last code.
-unsafe fn watch_over(input: RawFd, table: &[AtomicI32], highest: RawFd) -> ! {
-    // A group of its own: a terminal's Ctrl-C for the host never reaches it,
-    // and signals meant for the host's name (`pkill host`) end the host, whose
-    // end it then sees.
-    libc::setpgid(0, 0);
-    for signal in [
-        libc::SIGINT,
-        libc::SIGHUP,
-        libc::SIGTERM,
-        libc::SIGQUIT,
-        libc::SIGPIPE,
-        libc::SIGTSTP,
-        libc::SIGTTIN,
-        libc::SIGTTOU,
-    ] {
-        libc::signal(signal, libc::SIG_IGN);
-    }
-    #[cfg(target_os = "linux")]
-    libc::prctl(libc::PR_SET_NAME, c"stdio-mcp-watch".as_ptr());
-    // Only the pipe stays open, as stdin: a copy of anything else the host
-    // held (a server's stdin, a socket, the host's own stdout) would keep it
-    // open past the host's end.
-    if input != 0 {
-        libc::dup2(input, 0);
-    }
-    close_from(1, highest);
-
-    let mut buffer = [0u8; 16];
-    loop {
-        let read = libc::read(0, buffer.as_mut_ptr().cast(), buffer.len());
-        let interrupted =
-            read < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
-        if read <= 0 && !interrupted {
-            break;
-        }
-    }
-
-    // The servers' input ended with the host: most exit by themselves.
-    wait_while_any_runs(table);
-    signal_all(table, libc::SIGTERM);
-    wait_while_any_runs(table);
-    signal_all(table, libc::SIGKILL);
-    libc::_exit(0)
-}
-
-/// Closes every descriptor from `first` on.
-unsafe fn close_from(first: RawFd, highest: RawFd) {
-    #[cfg(target_os = "linux")]
-    if libc::syscall(
-        libc::SYS_close_range,
-        first as libc::c_uint,
-        libc::c_uint::MAX,
-        0,
-    ) == 0
-    {
+/// Runs `act` on the list, if `place` is on this process's (not a list a
+/// forked copy inherited).
+fn with_own(place: Option<(u32, u64)>, act: impl FnOnce(&mut Watch, u64)) {
+    let Some((owner, key)) = place else { return };
+    if owner != std::process::id() {
         return;
     }
-    #[cfg(target_os = "freebsd")]
-    {
-        let _ = highest;
-        libc::closefrom(first);
-    }
-    #[cfg(not(target_os = "freebsd"))]
-    for fd in first..=highest {
-        libc::close(fd);
+    let mut watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(watch) = watch.as_mut().filter(|w| w.owner == owner) {
+        act(watch, key);
     }
 }
 
-/// The targets in the table.
-fn targets(table: &[AtomicI32]) -> impl Iterator<Item = libc::pid_t> + '_ {
-    table
-        .iter()
-        .map(|slot| slot.load(Ordering::SeqCst))
-        .filter(|&target| target != FREE && target != RESERVED)
-}
-
-unsafe fn signal_all(table: &[AtomicI32], signal: libc::c_int) {
-    for target in targets(table) {
-        libc::kill(target, signal);
-    }
-}
-
-/// Waits up to `GRACE` for every target to be gone.
-unsafe fn wait_while_any_runs(table: &[AtomicI32]) {
-    let step = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: LOOK.as_nanos() as libc::c_long,
-    };
-    for _ in 0..(GRACE.as_millis() / LOOK.as_millis()) {
-        if !targets(table).any(|target| libc::kill(target, 0) == 0) {
-            return;
+impl Watch {
+    fn new(owner: u32) -> Self {
+        Watch {
+            owner,
+            targets: HashMap::new(),
+            next_key: 0,
+            dog: None,
+            started: 0,
         }
-        libc::nanosleep(&step, std::ptr::null_mut());
     }
+
+    /// Starts a watchdog in place of the current one (gone and reaped, or
+    /// none yet), and hands it the whole list.
+    fn replace_dog(&mut self) -> io::Result<()> {
+        self.dog = None;
+        SOCKET.store(-1, Ordering::SeqCst);
+        let (host_end, dog_end) = UnixStream::pair()?;
+        no_sigpipe(&host_end)?;
+        let mut command = Command::new(SHELL);
+        command
+            .arg0(NAME)
+            .args(["-c", SCRIPT])
+            .stdin(Stdio::from(OwnedFd::from(dog_end)))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            // A group of its own: a terminal's Ctrl-C for the host never
+            // reaches it; `pkill host` ends the host, whose end it sees.
+            .process_group(0);
+        // Only its stdio: a copy of a descriptor the host left inheritable
+        // (a server's stdin, a socket) would outlive the host with it.
+        super::sandboxed::inherit_only_stdio(&mut command);
+        // The list is in the socket before the watchdog runs (as much as
+        // its buffer takes; the rest right after): a host killed at any
+        // moment from here on leaves a watchdog that knows its servers.
+        let mut list = String::new();
+        for target in self.targets.values() {
+            list.push_str(&format!("+ {target}\n"));
+        }
+        host_end.set_nonblocking(true)?;
+        let rest = send(&host_end, &list);
+        host_end.set_nonblocking(false)?;
+        let child = command.spawn()?;
+        send(&host_end, rest);
+        self.started += 1;
+        let socket = Arc::new(host_end);
+        SOCKET.store(socket.as_raw_fd(), Ordering::SeqCst);
+        let dog = Dog {
+            child,
+            socket: Arc::clone(&socket),
+            number: self.started,
+        };
+        let number = dog.number;
+        self.dog = Some(dog);
+        let minder = std::thread::Builder::new()
+            .name(NAME.to_owned())
+            .stack_size(64 << 10)
+            .spawn(move || mind(&socket, number));
+        if let Err(error) = minder {
+            // Unminded, it would be replaced only at the next spawn.
+            self.dog = None;
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Sends `line` to the watchdog. If it has died, its minder replaces it
+    /// and sends the whole list: nothing to do here.
+    fn tell(&self, line: &str) {
+        if let Some(dog) = &self.dog {
+            send(&dog.socket, line);
+        }
+    }
+}
+
+/// Sends `text` on `socket`: what is left unsent, all but empty unless
+/// the socket is non-blocking and full (or the watchdog has died).
+fn send<'a>(socket: &UnixStream, mut text: &'a str) -> &'a str {
+    while !text.is_empty() {
+        // SAFETY: send(2) of a live buffer on a socket the caller holds open.
+        let sent = unsafe {
+            libc::send(
+                socket.as_raw_fd(),
+                text.as_ptr().cast(),
+                text.len(),
+                SEND_FLAGS,
+            )
+        };
+        match sent {
+            n if n > 0 => text = &text[n as usize..],
+            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+            _ => break,
+        }
+    }
+    text
+}
+
+/// The minder of watchdog `number`: waits on its socket for its end (it
+/// never writes), then replaces it if it is still the current one.
+fn mind(socket: &UnixStream, number: u64) {
+    let mut buffer = [0u8; 64];
+    loop {
+        match (&*socket).read(&mut buffer) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    let mut watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(watch) = watch.as_mut() {
+        let current = watch.dog.as_ref().is_some_and(|dog| dog.number == number);
+        if current && watch.owner == std::process::id() {
+            if let Some(mut dead) = watch.dog.take() {
+                // Its stdin closed: it has ended, or is ending.
+                let _ = dead.child.wait();
+            }
+            // If this fails, the next spawn tries again.
+            let _ = watch.replace_dog();
+        }
+    }
+}
+
+/// In the copy made by `fork`, at once: its copy of the watchdog's socket
+/// is closed, so the original's watchdog sees the original's end alone.
+extern "C" fn in_forked_copy() {
+    let fd = SOCKET.swap(-1, Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: close(2) is async-signal-safe; the copy never uses this
+        // number as the watchdog's again (its Watch is forgotten, not dropped).
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// A write to a watchdog that died must fail, not kill the host with
+/// SIGPIPE (a host in C may not ignore it, as Rust's `main` does).
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+const SEND_FLAGS: libc::c_int = libc::MSG_NOSIGNAL;
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+const SEND_FLAGS: libc::c_int = 0;
+
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+fn no_sigpipe(_socket: &UnixStream) -> io::Result<()> {
+    Ok(())
+}
+
+/// Where send(2) takes no MSG_NOSIGNAL (macOS), the socket says it instead.
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+fn no_sigpipe(socket: &UnixStream) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt(2) on a socket we hold, with a live c_int.
+    let set = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_NOSIGPIPE,
+            (&raw const on).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if set == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
-    /// What the table lists now.
+    /// What the host's list holds now.
     fn listed() -> Vec<libc::pid_t> {
         let watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
         watch
             .as_ref()
-            .map_or_else(Vec::new, |w| targets(w.table).collect())
+            .map_or_else(Vec::new, |w| w.targets.values().copied().collect())
     }
 
     #[test]

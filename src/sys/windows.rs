@@ -1,4 +1,5 @@
-//! Windows: a Job Object for the child's whole tree, `PATHEXT` lookup, no console window.
+//! Windows: a Job Object for the child's whole tree, which it is in before
+//! its first instruction; `PATHEXT` lookup; no console window.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -7,13 +8,20 @@ use std::os::windows::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use windows_sys::Win32::Foundation::{CloseHandle, INVALID_HANDLE_VALUE};
+use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+    CreateToolhelp32Snapshot, Thread32First, Thread32Next, TH32CS_SNAPTHREAD, THREADENTRY32,
+};
 use windows_sys::Win32::System::JobObjects::{
     AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicAccountingInformation,
     JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject,
     TerminateJobObject, JOBOBJECT_BASIC_ACCOUNTING_INFORMATION,
     JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
-use windows_sys::Win32::System::Threading::CREATE_NO_WINDOW;
+use windows_sys::Win32::System::Threading::{
+    OpenThread, ResumeThread, TerminateProcess, CREATE_NO_WINDOW, CREATE_SUSPENDED,
+    THREAD_SUSPEND_RESUME,
+};
 
 use super::Options;
 
@@ -21,10 +29,21 @@ use super::Options;
 const KILLED_EXIT_CODE: u32 = 1;
 
 /// Prepares `command`: a server is a background program, so no console window
-/// flashes up for it.
-pub(crate) fn configure(command: &mut Command, _options: Options) -> Result<Watched, String> {
-    command.creation_flags(CREATE_NO_WINDOW);
+/// flashes up for it. A child that gets a Job Object starts suspended, and
+/// runs once inside it ([`Stopper::new`]): what it starts at once (a `.cmd`
+/// shim's `node`) cannot be outside.
+pub(crate) fn configure(command: &mut Command, options: Options) -> Result<Watched, String> {
+    let mut flags = CREATE_NO_WINDOW;
+    if gets_job(options) {
+        flags |= CREATE_SUSPENDED;
+    }
+    command.creation_flags(flags);
     Ok(Watched)
+}
+
+/// Whether a child started with `options` is put in a Job Object.
+fn gets_job(options: Options) -> bool {
+    options.process_group || options.kill_on_parent_death
 }
 
 /// Windows needs no watchdog: a Job Object with kill-on-close ends with the
@@ -125,43 +144,25 @@ impl Stopper {
         _watched: Watched,
     ) -> io::Result<Self> {
         let group = options.process_group;
-        if !group && !options.kill_on_parent_death {
+        if !gets_job(options) {
             return Ok(Stopper { job: None, group });
         }
-        // SAFETY: both pointers may be null (default security, no name); a
-        // non-null result is a new handle that we own.
-        let raw = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
-        if raw.is_null() {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `raw` is a valid handle nobody else owns.
-        let job = unsafe { OwnedHandle::from_raw_handle(raw) };
-        if options.kill_on_parent_death {
-            let mut limits = JOBOBJECT_EXTENDED_LIMIT_INFORMATION::default();
-            limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
-            // SAFETY: the pointer and size describe `limits`, a live struct of
-            // the type the information class names.
-            let set = unsafe {
-                SetInformationJobObject(
-                    job.as_raw_handle(),
-                    JobObjectExtendedLimitInformation,
-                    (&raw const limits).cast(),
-                    std::mem::size_of_val(&limits) as u32,
-                )
-            };
-            if set == 0 {
-                return Err(io::Error::last_os_error());
+        // Started suspended: it runs once in its job, or not at all.
+        let job = job_for(child, options).and_then(|job| {
+            resume(child.id())?;
+            Ok(job)
+        });
+        match job {
+            Ok(job) => Ok(Stopper {
+                job: Some(job),
+                group,
+            }),
+            Err(error) => {
+                // SAFETY: the child's handle lives as long as `child`.
+                unsafe { TerminateProcess(child.as_raw_handle(), KILLED_EXIT_CODE) };
+                Err(error)
             }
         }
-        // SAFETY: both handles are valid for the call: the job is ours and the
-        // child's handle lives as long as `child`.
-        if unsafe { AssignProcessToJobObject(job.as_raw_handle(), child.as_raw_handle()) } == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Stopper {
-            job: Some(job),
-            group,
-        })
     }
 
     /// Windows has no polite signal for a console-less child: the ladder's
@@ -205,6 +206,86 @@ impl Stopper {
             None => false,
         }
     }
+}
+
+/// A Job Object holding `child`: killing its tree on the last handle's
+/// close with `kill_on_parent_death`.
+fn job_for(child: &async_process::Child, options: Options) -> io::Result<OwnedHandle> {
+    // SAFETY: both pointers may be null (default security, no name); a
+    // non-null result is a new handle that we own.
+    let raw = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
+    if raw.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a valid handle nobody else owns.
+    let job = unsafe { OwnedHandle::from_raw_handle(raw) };
+    if options.kill_on_parent_death {
+        let mut limits = JOBOBJECT_EXTENDED_LIMIT_INFORMATION::default();
+        limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+        // SAFETY: the pointer and size describe `limits`, a live struct of
+        // the type the information class names.
+        let set = unsafe {
+            SetInformationJobObject(
+                job.as_raw_handle(),
+                JobObjectExtendedLimitInformation,
+                (&raw const limits).cast(),
+                std::mem::size_of_val(&limits) as u32,
+            )
+        };
+        if set == 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    // SAFETY: both handles are valid for the call: the job is ours and the
+    // child's handle lives as long as `child`.
+    if unsafe { AssignProcessToJobObject(job.as_raw_handle(), child.as_raw_handle()) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(job)
+}
+
+/// Lets the child `pid`, started suspended, run: its one thread resumed
+/// (std keeps no handle on it; a snapshot of the system's threads finds it).
+fn resume(pid: u32) -> io::Result<()> {
+    // SAFETY: a snapshot of every thread; checked, and closed below.
+    let snapshot = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0) };
+    if snapshot == INVALID_HANDLE_VALUE {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `snapshot` is a handle we own, closed once when this drops.
+    let snapshot = unsafe { OwnedHandle::from_raw_handle(snapshot) };
+    let mut entry = THREADENTRY32 {
+        dwSize: std::mem::size_of::<THREADENTRY32>() as u32,
+        ..Default::default()
+    };
+    let mut resumed = 0;
+    // SAFETY: the snapshot is valid and `entry` a live struct whose size is set.
+    let mut more = unsafe { Thread32First(snapshot.as_raw_handle(), &raw mut entry) } != 0;
+    while more {
+        if entry.th32OwnerProcessID == pid {
+            // SAFETY: plain values; a non-null handle is ours, closed below.
+            let thread = unsafe { OpenThread(THREAD_SUSPEND_RESUME, 0, entry.th32ThreadID) };
+            if thread.is_null() {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: `thread` is a valid handle with THREAD_SUSPEND_RESUME.
+            let count = unsafe { ResumeThread(thread) };
+            // SAFETY: `thread` came from OpenThread and is closed once.
+            unsafe { CloseHandle(thread) };
+            if count == u32::MAX {
+                return Err(io::Error::last_os_error());
+            }
+            resumed += 1;
+        }
+        // SAFETY: as for Thread32First.
+        more = unsafe { Thread32Next(snapshot.as_raw_handle(), &raw mut entry) } != 0;
+    }
+    if resumed == 0 {
+        return Err(io::Error::other(format!(
+            "the suspended child {pid} has no thread to resume"
+        )));
+    }
+    Ok(())
 }
 
 impl Drop for Stopper {

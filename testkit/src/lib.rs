@@ -143,4 +143,27 @@ pub mod host {
         }
         Ok(fd)
     }
+
+    /// Forks the calling process without exec, as a pre-forking server or a
+    /// daemonizing host does: `Some(pid)` of the copy in the original,
+    /// `None` in the copy. Call it while the process has one thread (a
+    /// copy gets only the caller's), outside any async runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// match stdio_mcp_testkit::host::fork().unwrap() {
+    ///     Some(copy) => println!("the copy is {copy}"),
+    ///     None => std::process::exit(0),
+    /// }
+    /// ```
+    pub fn fork() -> io::Result<Option<u32>> {
+        // SAFETY: fork(2); the copy goes on in the caller's code, which the
+        // caller keeps to one thread as documented.
+        match unsafe { libc::fork() } {
+            -1 => Err(io::Error::last_os_error()),
+            0 => Ok(None),
+            pid => Ok(Some(pid as u32)),
+        }
+    }
 }

@@ -34,6 +34,9 @@ pub struct Flags {
     pub tasks: bool,
     /// Offer the tool `escape` (Linux): `test/escape` as a tool, for the command line's tests.
     pub escape: bool,
+    /// Say on stderr, first of all, whether this process is in a Job Object
+    /// (Windows): a host must have put it there before it ran.
+    pub job_at_start: bool,
 }
 
 pub fn flags() -> Flags {
@@ -61,6 +64,7 @@ pub fn flags() -> Flags {
         catalog: None,
         tools_file: None,
         escape: false,
+        job_at_start: false,
         tasks: false,
     };
     let mut args = env::args().skip(1);
@@ -82,6 +86,7 @@ pub fn flags() -> Flags {
             "--log-start" => f.log_start = args.next(),
             "--tasks" => f.tasks = true,
             "--escape" => f.escape = true,
+            "--job-at-start" => f.job_at_start = true,
             "--start-delay" => {
                 f.start_delay = args.next().and_then(|s| s.parse().ok()).unwrap_or(0)
             }

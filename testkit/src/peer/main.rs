@@ -87,6 +87,9 @@ fn answer(out: &Out, id: &Value, outcome: Result<Value, (i64, String)>) {
 
 fn main() {
     let flags = flags();
+    if flags.job_at_start {
+        eprintln!("job at start: {}", in_a_job());
+    }
     let watchdog = flags.watchdog;
     thread::spawn(move || {
         thread::sleep(Duration::from_secs(watchdog));
@@ -579,4 +582,26 @@ fn close_stdout() {
     unsafe {
         CloseHandle(GetStdHandle(STD_OUTPUT_HANDLE));
     }
+}
+
+/// Whether this process is in a Job Object (`"yes"`, `"no"`, or `"n/a"`
+/// where there are none).
+#[cfg(windows)]
+fn in_a_job() -> &'static str {
+    use windows_sys::Win32::System::JobObjects::IsProcessInJob;
+    use windows_sys::Win32::System::Threading::GetCurrentProcess;
+    let mut inside = 0;
+    // SAFETY: the pseudo-handle of this process, no job named (any job),
+    // and a live BOOL to fill.
+    let asked = unsafe { IsProcessInJob(GetCurrentProcess(), std::ptr::null_mut(), &mut inside) };
+    match (asked, inside) {
+        (0, _) => "unknown",
+        (_, 0) => "no",
+        _ => "yes",
+    }
+}
+
+#[cfg(not(windows))]
+fn in_a_job() -> &'static str {
+    "n/a"
 }
