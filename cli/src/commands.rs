@@ -3,6 +3,7 @@
 //! through the catalog cache; Ctrl-C. The commands themselves are in
 //! `lists.rs` and `calls.rs`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::channel::mpsc::UnboundedReceiver;
@@ -18,7 +19,7 @@ use stdio_mcp::ServerRequest;
 use crate::failure::{did_you_mean, Failure, SERVER_FAILED};
 use crate::output::{self, errln, outln};
 use crate::sources::{self, Servers};
-use crate::terminal::{self, Bar};
+use crate::terminal::{self, Bar, Questions};
 use crate::view::View;
 use crate::{Cli, Command, Target};
 
@@ -235,7 +236,9 @@ impl Session {
         if let Some(hosted) = &self.hosted {
             return View::shared(hosted.clone(), config.names().map(str::to_owned)).await;
         }
-        let builder = group_builder(&self.cli, config, self.bar.clone());
+        let interactive = terminal::interactive(self.cli.no_input);
+        let questions = terminal::on_this_terminal(interactive, self.bar.clone());
+        let builder = group_builder(&self.cli, config, questions);
         let group = View::owned(builder.connect().await);
         if self.cli.refresh {
             group.start_idle().await;
@@ -254,8 +257,7 @@ impl Session {
 /// knows start only when asked for (or with `--refresh`), and without the
 /// probe's wait when they are legacy; a tool whose definition changed since
 /// the cache saw it is named on stderr.
-pub(crate) fn group_builder(cli: &Cli, config: Config, bar: Bar) -> GroupBuilder {
-    let interactive = terminal::interactive(cli.no_input);
+pub(crate) fn group_builder(cli: &Cli, config: Config, questions: Questions) -> GroupBuilder {
     let roots: Vec<Value> = roots(&cli.roots);
     // `--timeout` bounds a server's start too (a sandboxed `npx` without
     // the network would otherwise be waited for as long as a download may take).
@@ -266,14 +268,13 @@ pub(crate) fn group_builder(cli: &Cli, config: Config, bar: Bar) -> GroupBuilder
     let mut builder: GroupBuilder = Group::builder(config)
         .start_timeout(start)
         .ready_within(start + Duration::from_secs(10))
-        .client(move |_, client| {
-            let bar = bar.clone();
+        .client(move |name, client| {
             let roots = roots.clone();
+            let questions = Arc::clone(&questions);
+            let name = name.to_owned();
             client
                 .validate_arguments(Validation::Enforce)
-                .on_elicitation(move |request: ServerRequest| {
-                    terminal::elicit(request, interactive, bar.clone())
-                })
+                .on_elicitation(move |request: ServerRequest| questions(&name, request))
                 .on_sampling(|_: ServerRequest| async {
                     Err(RpcError {
                         code: -1,

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dialoguer::{Confirm, Input, MultiSelect, Select};
+use futures::future::BoxFuture;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Map, Value};
 use stdio_mcp::client::{ElicitRequest, ElicitResult, Progress, TaskStatus};
@@ -75,32 +76,52 @@ impl Bar {
     }
 }
 
-/// Answers an elicitation: on a terminal, by asking for each field; else declined.
-pub async fn elicit(
-    request: ServerRequest,
-    interactive: bool,
-    bar: Bar,
-) -> Result<Value, RpcError> {
-    let asked = ElicitRequest::from_request(&request)?;
-    let ElicitRequest::Form {
-        message,
-        requested_schema,
-    } = asked
-    else {
-        return Ok(ElicitResult::decline().into());
-    };
-    if !interactive {
-        return Ok(ElicitResult::decline().into());
-    }
+/// How a group's servers' questions (elicitation) are answered: given the
+/// server's name and its request, the result to send back.
+pub type Questions =
+    Arc<dyn Fn(&str, ServerRequest) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
+
+/// Questions asked on this process's terminal when `interactive`, else declined.
+pub fn on_this_terminal(interactive: bool, bar: Bar) -> Questions {
+    Arc::new(move |_, request| {
+        let bar = bar.clone();
+        Box::pin(async move {
+            let Some((message, schema)) = form_of(&request)? else {
+                return Ok(ElicitResult::decline().into());
+            };
+            if !interactive {
+                return Ok(ElicitResult::decline().into());
+            }
+            Ok(ask(message, schema, bar).await)
+        })
+    })
+}
+
+/// The form an elicitation asks (its message and schema), or `None` for
+/// one the command line declines (a URL to open); an error for a request
+/// that is not an elicitation.
+pub fn form_of(request: &ServerRequest) -> Result<Option<(String, Value)>, RpcError> {
+    Ok(match ElicitRequest::from_request(request)? {
+        ElicitRequest::Form {
+            message,
+            requested_schema,
+        } => Some((message, requested_schema)),
+        _ => None,
+    })
+}
+
+/// Asks the form `message` describes on this terminal, field by field: an
+/// elicitation result, accepted with the answers, or cancelled.
+pub async fn ask(message: String, schema: Value, bar: Bar) -> Value {
     // Asked on a thread of its own: the call's I/O goes on meanwhile.
     let (answer, answered) = futures::channel::oneshot::channel();
     std::thread::spawn(move || {
-        let _ = answer.send(bar.suspend(|| ask_form(&message, &requested_schema)));
+        let _ = answer.send(bar.suspend(|| ask_form(&message, &schema)));
     });
-    Ok(match answered.await {
+    match answered.await {
         Ok(Some(content)) => ElicitResult::accept(content).into(),
         _ => ElicitResult::cancel().into(),
-    })
+    }
 }
 
 /// Asks each field of a flat form schema; `None` when the person declines.

@@ -287,20 +287,20 @@ fn a_command_of_another_version_is_refused_naming_both() {
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     let mut reader = BufReader::new(stream.try_clone().unwrap());
-    writeln!(stream, "{}", json!({ "hello": "0.0.1" })).unwrap();
+    // The wire of cli/src/daemon/protocol.rs.
+    writeln!(stream, "{}", json!({ "hello": { "version": "0.0.1" } })).unwrap();
     let mut line = String::new();
     reader.read_line(&mut line).unwrap();
-    writeln!(
-        stream,
-        "{}",
-        json!({ "run": ["servers"], "version": "0.0.1" })
-    )
-    .unwrap();
+    let hello: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(hello["hello"]["version"], env!("CARGO_PKG_VERSION"));
+    let run = json!({ "run": { "argv": ["servers"], "version": "0.0.1", "launch": {},
+                               "roots": [], "asks": false } });
+    writeln!(stream, "{run}").unwrap();
     line.clear();
     reader.read_line(&mut line).unwrap();
     let answer: Value = serde_json::from_str(&line).unwrap();
-    assert_eq!(answer["code"], 1);
-    let said = answer["stderr"].as_str().unwrap();
+    assert_eq!(answer["done"]["code"], 1, "{answer}");
+    let said = answer["done"]["stderr"].as_str().unwrap();
     assert!(
         said.contains(env!("CARGO_PKG_VERSION")) && said.contains("0.0.1"),
         "{said}"
@@ -541,4 +541,115 @@ fn stdin_and_the_commands_environment_give_the_same_answer_as_directly() {
     let warm = both("one.json", &["tools", "e"], None);
     assert!(warm.stdout.starts_with("from-one"), "{warm:?}");
     let _ = run("one.json", &["daemon", "stop"], None);
+}
+
+/// A server's question goes to the terminal of the command that made the
+/// call, through a daemon as without one: the same form, the same answer
+/// sent back; with `--no-input` it is declined in both.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_servers_question_is_asked_on_the_commands_terminal_through_the_daemon() {
+    let s = Scratch::new("daemon-questions");
+    let config = s.config(json!({ "asker": { "command": peer(), "args": ["--scenario", "ask"] } }));
+    let run_dir = s.0.join("run");
+    let env = [("STDIO_MCP_DAEMON_DIR", run_dir.as_path())];
+    let cli = |args: &[&str]| {
+        let mut command = s.cli(&[&["--config", config.as_str()], args].concat());
+        command.env("STDIO_MCP_DAEMON_DIR", &run_dir);
+        common::finish(command.spawn().unwrap(), 60)
+    };
+    let started = cli(&["daemon", "start"]);
+    assert_eq!(started.code, 0, "{started:?}");
+    let schema = json!({ "type": "object", "properties": {
+        "name": { "type": "string", "title": "Name" },
+        "level": { "type": "string", "enum": ["low", "high"] },
+    }});
+    let on_terminal = |extra: &str, keys: &[&str]| {
+        let line = format!(
+            "{} --config {config} {extra} call asker ask 'schema:={schema}'",
+            common::CLI
+        );
+        common::on_terminal(&s, &line, &env, keys)
+    };
+    // Answer: yes; the second level; a name (the fields come in name order).
+    let keys = ["y", "\x1b[B", "\r", "Ada\r"];
+    let through = on_terminal("", &keys);
+    let direct = on_terminal("--no-daemon", &keys);
+    let declined_through = on_terminal("--no-input", &[]);
+    let declined_direct = on_terminal("--no-input --no-daemon", &[]);
+    let status = cli(&["--json", "daemon", "status"]).json();
+    let _ = cli(&["daemon", "stop"]);
+    let answered = |r: &Run| {
+        r.stdout
+            .lines()
+            .find_map(|l| {
+                l.split_once("Elicitation completed: ")
+                    .map(|(_, a)| a.trim().to_owned())
+            })
+            .unwrap_or_else(|| panic!("no answer: {r:?}"))
+    };
+    assert_eq!(
+        answered(&direct),
+        r#"{"level":"high","name":"Ada"}"#,
+        "{direct:?}"
+    );
+    assert_eq!(answered(&through), answered(&direct), "{through:?}");
+    assert_eq!((through.code, direct.code), (0, 0));
+    assert_eq!(answered(&declined_direct), "null", "{declined_direct:?}");
+    assert_eq!(
+        (declined_through.code, &declined_through.stdout),
+        (declined_direct.code, &declined_direct.stdout)
+    );
+    // The daemon's server answered the calls that went through it.
+    let asker = &status["servers"][0];
+    assert_eq!(
+        (asker["name"].as_str(), asker["state"].as_str()),
+        (Some("asker"), Some("ready")),
+        "{status}"
+    );
+}
+
+/// `--timeout` bounds a server's start in a direct run: through a daemon
+/// whose server is not running yet, the command runs directly, with the
+/// same outcome; `--root` gives the server the command's roots.
+#[cfg(unix)]
+#[test]
+fn timeout_and_roots_give_the_same_answer_through_the_daemon_as_directly() {
+    let s = Scratch::new("daemon-timeout");
+    let config = s.config(json!({
+        "slow": { "command": peer(), "args": ["--start-delay", "3000"] },
+        "roots": { "command": peer(), "args": ["--scenario", "roots"] },
+    }));
+    let run = |args: &[&str]| {
+        let mut command = s.cli(&[&["--config", config.as_str()], args].concat());
+        command.env("STDIO_MCP_DAEMON_DIR", s.0.join("run"));
+        common::finish(command.spawn().unwrap(), 60)
+    };
+    let started = run(&["daemon", "start"]);
+    assert_eq!(started.code, 0, "{started:?}");
+    let both = |args: &[&str]| {
+        let through = run(args);
+        let direct = run(&[&["--no-daemon"], args].concat());
+        assert_eq!(
+            (through.code, &through.stdout, &through.stderr),
+            (direct.code, &direct.stdout, &direct.stderr),
+            "through the daemon, then directly"
+        );
+        through
+    };
+    let timed_out = both(&["--timeout", "1", "call", "slow", "echo", "message=hi"]);
+    let root = s.0.join("elsewhere");
+    std::fs::create_dir_all(&root).unwrap();
+    let rooted = both(&["--root", root.to_str().unwrap(), "call", "roots", "roots"]);
+    let here = both(&["call", "roots", "roots"]);
+    let _ = run(&["daemon", "stop"]);
+    assert!(
+        timed_out.code == 3 && timed_out.stderr.contains("start limit of 1s (--timeout)"),
+        "{timed_out:?}"
+    );
+    assert!(rooted.stdout.contains("elsewhere"), "{rooted:?}");
+    assert!(
+        !here.stdout.contains("elsewhere") && here.stdout.contains("Roots: ["),
+        "{here:?}"
+    );
 }

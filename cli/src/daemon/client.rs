@@ -1,15 +1,17 @@
 //! The command's side of the daemon: `start`, `status`, `stop`, and a
 //! command sent to a running daemon.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::endpoint::{self, Connection};
+use super::protocol::{self, Outcome, Reply, Request, Run};
 use super::{address, existing_address, note, VERSION};
 use crate::commands::print_json;
 use crate::failure::Failure;
@@ -39,7 +41,7 @@ struct Daemon {
     /// The daemon's lines (read on a thread of their own) and interruptions.
     events: mpsc::Receiver<Event>,
     sender: mpsc::Sender<Event>,
-    pid: u64,
+    pid: u32,
     version: String,
 }
 
@@ -87,12 +89,12 @@ impl Daemon {
             pid: 0,
             version: String::new(),
         };
-        let Ok(hello) = daemon.ask(&json!({ "hello": VERSION }), Some(ANSWER_WITHIN)) else {
-            return Found::Silent(listener_pid(&daemon.writer));
+        let hello = Request::Hello {
+            version: VERSION.to_owned(),
         };
-        match (hello["hello"].as_str(), hello["pid"].as_u64()) {
-            (Some(version), Some(pid)) => {
-                daemon.version = version.to_owned();
+        match daemon.ask(&hello, Some(ANSWER_WITHIN)) {
+            Ok(Reply::Hello { version, pid }) => {
+                daemon.version = version;
                 daemon.pid = pid;
                 Found::Running(daemon)
             }
@@ -100,8 +102,8 @@ impl Daemon {
         }
     }
 
-    /// The daemon's next line as JSON, within `within` (`None`: as long as it takes).
-    fn next(&self, within: Option<Duration>) -> Result<Value, Failure> {
+    /// The daemon's next message, within `within` (`None`: as long as it takes).
+    fn next(&self, within: Option<Duration>) -> Result<Reply, Failure> {
         let event = match within {
             Some(within) => self.events.recv_timeout(within).ok(),
             None => self.events.recv().ok(),
@@ -112,18 +114,21 @@ impl Daemon {
             Some(Event::Interrupted) => return Err(self.lost("was interrupted")),
             None => return Err(self.lost("did not answer in time")),
         };
-        serde_json::from_str(&line)
-            .map_err(|e| self.lost(&format!("answered what is not JSON ({e})")))
+        self.read(&line)
+    }
+
+    fn read(&self, line: &str) -> Result<Reply, Failure> {
+        protocol::parse(line).map_err(|e| self.lost(&format!("answered what it should not ({e})")))
     }
 
     /// Sends `request`, and returns the answer within `within`.
-    fn ask(&mut self, request: &Value, within: Option<Duration>) -> Result<Value, Failure> {
+    fn ask(&mut self, request: &Request, within: Option<Duration>) -> Result<Reply, Failure> {
         self.send(request)?;
         self.next(within)
     }
 
-    fn send(&mut self, request: &Value) -> Result<(), Failure> {
-        writeln!(self.writer, "{request}").map_err(|e| self.lost(&e.to_string()))
+    fn send(&mut self, request: &Request) -> Result<(), Failure> {
+        protocol::send(&mut self.writer, request).map_err(|e| self.lost(&e.to_string()))
     }
 
     fn lost(&self, what: &str) -> Failure {
@@ -245,17 +250,19 @@ pub(super) fn status(cli: &Cli) -> Result<(), Failure> {
         }
         Found::Silent(_) => return Err(silent(&path)),
     };
-    let answer = daemon.ask(&json!({ "status": true }), Some(START_WITHIN))?;
-    let status = &answer["status"];
+    let status = match daemon.ask(&Request::Status, Some(START_WITHIN))? {
+        Reply::Status(status) => status,
+        other => return Err(daemon.lost(&format!("answered {other:?} when asked its status"))),
+    };
     if cli.json {
-        print_json(status);
+        print_json(&to_json(&status));
         return Ok(());
     }
     outln!(
         "daemon pid {}, up {}, version {}: {}",
-        status["pid"],
-        duration(&status["uptime_s"]),
-        status["version"].as_str().unwrap_or_default(),
+        status.pid,
+        duration(Some(status.uptime_s)),
+        status.version,
         path.display()
     );
     outln!(
@@ -265,16 +272,14 @@ pub(super) fn status(cli: &Cli) -> Result<(), Failure> {
         "ERA",
         "PID"
     );
-    for server in status["servers"].as_array().into_iter().flatten() {
+    for server in &status.servers {
         outln!(
             "{:<20} {:<10} {:<7} {:>8}  {}",
-            server["name"].as_str().unwrap_or_default(),
-            server["state"].as_str().unwrap_or_default(),
-            server["era"].as_str().unwrap_or("-"),
-            server["pid"]
-                .as_u64()
-                .map_or_else(|| "-".to_owned(), |p| p.to_string()),
-            duration(&server["uptime_s"])
+            server.name,
+            server.state,
+            server.era.as_deref().unwrap_or("-"),
+            server.pid.map_or_else(|| "-".to_owned(), |p| p.to_string()),
+            duration(server.uptime_s)
         );
     }
     Ok(())
@@ -305,7 +310,7 @@ pub(super) fn stop(cli: &Cli) -> Result<(), Failure> {
 /// Asks `daemon` to stop, and waits until it has ended.
 fn stop_daemon(mut daemon: Daemon, path: &Path) -> Result<(), Failure> {
     let pid = daemon.pid;
-    daemon.ask(&json!({ "stop": true }), Some(START_WITHIN))?;
+    daemon.ask(&Request::Stop, Some(START_WITHIN))?;
     let started = Instant::now();
     while alive(pid, path) {
         if started.elapsed() > STOP_WITHIN {
@@ -320,7 +325,7 @@ fn stop_daemon(mut daemon: Daemon, path: &Path) -> Result<(), Failure> {
 }
 
 /// Whether the daemon `pid` at `address` still runs (or its socket is still there).
-fn alive(pid: u64, address: &Path) -> bool {
+fn alive(pid: u32, address: &Path) -> bool {
     #[cfg(unix)]
     return endpoint::left_behind(address)
         || (i32::try_from(pid)
@@ -340,7 +345,7 @@ fn alive(pid: u64, address: &Path) -> bool {
 /// Whether `pid` has ended and only waits to be reaped (Linux, from
 /// `/proc`): a daemon whose parent left is reaped by init, which in a
 /// container may be late or never.
-fn zombie(pid: u64) -> bool {
+fn zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|stat| {
@@ -421,27 +426,30 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
         }
         Found::None => return None,
     };
-    let argv = travelling(cli);
     // What it would start, in this environment: the daemon runs it only if
     // it would start the same (else it says so, and the command runs here).
     let launch = crate::sources::load(&cli.config)
         .map(|servers| super::launch_keys(&servers))
         .unwrap_or_default();
-    let request = json!({ "run": argv, "version": VERSION, "launch": launch,
-                          "roots": super::roots_of(cli) });
-    daemon.send(&request).ok()?;
-    match daemon.events.recv_timeout(START_WITHIN) {
-        Ok(Event::Line(Some(line))) => {
-            let first: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-            if first["direct"].is_string() {
-                return None;
-            }
-            if first["running"] != true {
-                // An answer already (a refusal): the command's whole outcome.
-                return Some(finish_with(cli, Ok(first)));
-            }
+    let asks = crate::terminal::interactive(cli.no_input);
+    let run = Run {
+        argv: travelling(cli),
+        version: VERSION.to_owned(),
+        launch,
+        roots: super::roots_of(cli),
+        asks,
+    };
+    daemon.send(&Request::Run(run)).ok()?;
+    match daemon.next(Some(START_WITHIN)) {
+        Ok(Reply::Direct { .. }) => return None,
+        Ok(Reply::Running) => {}
+        // A refusal: the command's whole outcome.
+        Ok(Reply::Done(outcome)) => return Some(finish_with(cli, Ok(outcome))),
+        Ok(other) => {
+            let lost = daemon.lost(&format!("answered {other:?} to the command"));
+            return Some(crate::report(Err(lost), cli.json));
         }
-        _ => {
+        Err(_) => {
             return Some(crate::report(
                 Err(daemon.lost("did not answer the command")),
                 cli.json,
@@ -459,7 +467,7 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
         let _ = reader_left.send(Event::Interrupted);
     });
     let mut deadline: Option<Instant> = None;
-    let answer = loop {
+    let outcome = loop {
         let event = match deadline {
             Some(at) => daemon
                 .events
@@ -470,33 +478,47 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
         match event {
             Some(Event::Interrupted) => {
                 if deadline.is_none() {
-                    let _ = daemon.send(&json!({ "interrupt": true }));
+                    let _ = daemon.send(&Request::Interrupt);
                     deadline = Some(Instant::now() + CANCEL_WITHIN);
                 }
             }
-            Some(Event::Line(Some(line))) => {
-                break serde_json::from_str::<Value>(&line)
-                    .map_err(|e| daemon.lost(&format!("answered what is not JSON ({e})")));
-            }
+            Some(Event::Line(Some(line))) => match daemon.read(&line) {
+                Ok(Reply::Done(outcome)) => break Ok(outcome),
+                Ok(Reply::Ask {
+                    message,
+                    requested_schema,
+                }) => {
+                    // A server's question, asked here as a direct run would.
+                    let bar = crate::terminal::Bar::default();
+                    let answer = futures::executor::block_on(crate::terminal::ask(
+                        message,
+                        requested_schema,
+                        bar,
+                    ));
+                    let _ = daemon.send(&Request::Answer(answer));
+                }
+                Ok(other) => break Err(daemon.lost(&format!("answered {other:?} to the command"))),
+                Err(failure) => break Err(failure),
+            },
             Some(Event::Line(None)) => break Err(daemon.lost("ended without an answer")),
             None => break Err(daemon.lost("did not say how the interrupted command ended")),
         }
     };
-    Some(finish_with(cli, answer))
+    Some(finish_with(cli, outcome))
 }
 
 /// Prints what the daemon's run of the command printed, and returns its status.
-fn finish_with(cli: &Cli, answer: Result<Value, Failure>) -> u8 {
-    let answer = match answer {
-        Ok(answer) => answer,
+fn finish_with(cli: &Cli, outcome: Result<Outcome, Failure>) -> u8 {
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
         Err(failure) => return crate::report(Err(failure), cli.json),
     };
-    output::raw(answer["stdout"].as_str().unwrap_or_default());
-    eprint!("{}", answer["stderr"].as_str().unwrap_or_default());
+    output::raw(&outcome.stdout);
+    eprint!("{}", outcome.stderr);
     if output::closed() {
         return output::CLOSED_STDOUT;
     }
-    answer["code"].as_u64().map_or(1, |c| c.min(255) as u8)
+    outcome.code
 }
 
 /// The command's words as the daemon runs them: what only this process
@@ -529,6 +551,11 @@ fn travelling(cli: &Cli) -> Vec<String> {
     argv
 }
 
+/// A message's JSON document.
+fn to_json(message: &impl Serialize) -> Value {
+    serde_json::to_value(message).unwrap_or(Value::Null)
+}
+
 /// Prints `value` with `--json`, else the line `text` gives.
 fn say(cli: &Cli, value: &Value, text: impl FnOnce() -> String) {
     if cli.json {
@@ -539,8 +566,8 @@ fn say(cli: &Cli, value: &Value, text: impl FnOnce() -> String) {
 }
 
 /// `1h2m`, `3m4s`, `5s` for a number of seconds.
-fn duration(seconds: &Value) -> String {
-    let Some(s) = seconds.as_u64() else {
+fn duration(seconds: Option<u64>) -> String {
+    let Some(s) = seconds else {
         return "-".to_owned();
     };
     match (s / 3600, s / 60 % 60, s % 60) {
@@ -555,14 +582,14 @@ mod tests {
     #[test]
     fn an_ended_process_not_yet_reaped_is_not_alive() {
         let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = u64::from(child.id());
+        let pid = child.id();
         let started = std::time::Instant::now();
         // Not reaped yet: it stays a zombie until the wait below.
         while !super::zombie(pid) {
             assert!(started.elapsed().as_secs() < 30, "true never ended");
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        assert!(!super::zombie(u64::from(std::process::id())));
+        assert!(!super::zombie(std::process::id()));
         child.wait().unwrap();
     }
 }

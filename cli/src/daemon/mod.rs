@@ -6,12 +6,13 @@
 //! its user can enter, or a named pipe only its user may open). A command
 //! for the same folder and files sends it its arguments and prints what
 //! comes back, with the same exit status; one the daemon does not answer
-//! within 1 s, or of another version, runs here. The wire is one JSON object
-//! per line (`serve.rs` answers it).
+//! within 1 s, or of another version, runs here. What they say to each other
+//! is `protocol.rs`; `serve.rs` is the daemon, `client.rs` the command's side.
 
 mod client;
 #[allow(unsafe_code)]
 mod endpoint;
+mod protocol;
 pub(crate) mod serve;
 
 use std::path::{Path, PathBuf};

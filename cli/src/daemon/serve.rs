@@ -4,23 +4,26 @@
 //! for the command.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use serde_json::{json, Value};
+use futures::channel::{mpsc, oneshot};
+use serde_json::Value;
+use stdio_mcp::client::ElicitResult;
 use stdio_mcp::config::Config;
 use stdio_mcp::group::{Group, ServerState};
 
 use super::endpoint::{self, Connection, Listener};
+use super::protocol::{self, Outcome, Reply, Request, Run, ServerStatus, Status};
 use super::{address, VERSION};
-use crate::commands::{execute, group_builder};
+use crate::commands::{execute, group_builder, named_server};
 use crate::failure::Failure;
 use crate::output::{self, errln};
 use crate::sources::{self, Servers};
-use crate::terminal::Bar;
+use crate::terminal::{self, Questions};
 use crate::{trust, Cli};
 
 /// What the daemon holds.
@@ -34,6 +37,88 @@ struct Host {
     /// Since when each ready server is ready.
     ready: Arc<Mutex<HashMap<String, Instant>>>,
     socket: PathBuf,
+    running: Arc<Mutex<Running>>,
+}
+
+/// The commands running now, by number.
+#[derive(Default)]
+struct Running {
+    next: u64,
+    commands: HashMap<u64, Command>,
+}
+
+/// A running command: the server it uses (`None`: any), and where its
+/// servers' questions are asked, when a person at its terminal answers them.
+struct Command {
+    server: Option<String>,
+    asker: Option<Arc<Asker>>,
+}
+
+/// A command's terminal, as the daemon reaches it: a question goes down its
+/// connection, and its answer comes back on the same.
+struct Asker {
+    writer: Mutex<Connection>,
+    /// One question at a time, as a terminal asks them.
+    turn: futures::lock::Mutex<()>,
+    answer: Mutex<Option<oneshot::Sender<Value>>>,
+}
+
+impl Asker {
+    /// Asks the person at the command's terminal: an elicitation result
+    /// (cancel, if the command is gone before it answered).
+    async fn ask(&self, message: String, requested_schema: Value) -> Value {
+        let _turn = self.turn.lock().await;
+        let (answer, answered) = oneshot::channel();
+        *lock(&self.answer) = Some(answer);
+        let question = Reply::Ask {
+            message,
+            requested_schema,
+        };
+        if protocol::send(&mut *lock(&self.writer), &question).is_err() {
+            return ElicitResult::cancel().into();
+        }
+        answered
+            .await
+            .unwrap_or_else(|_| ElicitResult::cancel().into())
+    }
+
+    fn answered(&self, result: Value) {
+        if let Some(answer) = lock(&self.answer).take() {
+            let _ = answer.send(result);
+        }
+    }
+
+    /// The command is gone: a question it was asked is cancelled.
+    fn gone(&self) {
+        lock(&self.answer).take();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A server's questions, put to the person at the terminal of the command
+/// that uses that server, when one answers them; declined otherwise, as a
+/// command run directly without a terminal (or with `--no-input`) does.
+fn relay(running: Arc<Mutex<Running>>) -> Questions {
+    Arc::new(move |server, request| {
+        let running = Arc::clone(&running);
+        let server = server.to_owned();
+        Box::pin(async move {
+            let Some((message, schema)) = terminal::form_of(&request)? else {
+                return Ok(ElicitResult::decline().into());
+            };
+            let asker = lock(&running).commands.values().find_map(|command| {
+                let uses = command.server.as_ref().is_none_or(|s| *s == server);
+                uses.then(|| command.asker.clone()).flatten()
+            });
+            Ok(match asker {
+                Some(asker) => asker.ask(message, schema).await,
+                None => ElicitResult::decline().into(),
+            })
+        })
+    })
 }
 
 /// Serves until asked to stop.
@@ -47,8 +132,9 @@ pub(crate) fn serve(cli: &Cli, idle: u64) -> Result<(), Failure> {
     let hosted = trusted(&servers)?;
     let ready: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
     let seen = Arc::clone(&ready);
+    let running: Arc<Mutex<Running>> = Arc::default();
     let group = futures::executor::block_on(
-        group_builder(&cli, hosted.clone(), Bar::default())
+        group_builder(&cli, hosted.clone(), relay(Arc::clone(&running)))
             .lazy(true)
             .idle_timeout(Duration::from_secs(idle))
             .on_state_change(move |name, state| {
@@ -71,6 +157,7 @@ pub(crate) fn serve(cli: &Cli, idle: u64) -> Result<(), Failure> {
         started: Instant::now(),
         ready,
         socket,
+        running,
     });
     errln!(
         "stdio-mcp daemon {VERSION}: pid {}, listening",
@@ -104,6 +191,40 @@ pub(crate) fn serve(cli: &Cli, idle: u64) -> Result<(), Failure> {
     }
 }
 
+/// Reads what the command sends while it runs, on a thread of its own:
+/// answers to its questions go to `asker`; its interrupt, or its end,
+/// interrupts the command here.
+fn listen(
+    mut reader: BufReader<Connection>,
+    asker: Option<Arc<Asker>>,
+) -> mpsc::UnboundedReceiver<()> {
+    let (interrupt, interrupted) = mpsc::unbounded();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => match protocol::parse::<Request>(&line) {
+                    Ok(Request::Answer(result)) => {
+                        if let Some(asker) = &asker {
+                            asker.answered(result);
+                        }
+                    }
+                    _ => {
+                        let _ = interrupt.unbounded_send(());
+                    }
+                },
+            }
+        }
+        let _ = interrupt.unbounded_send(());
+        if let Some(asker) = &asker {
+            asker.gone();
+        }
+    });
+    interrupted
+}
+
 /// The entries of `servers` the daemon may host: a project's untrusted ones left out.
 fn trusted(servers: &Servers) -> Result<Config, Failure> {
     let mut config = servers.config.clone();
@@ -113,111 +234,165 @@ fn trusted(servers: &Servers) -> Result<Config, Failure> {
 }
 
 impl Host {
-    /// One connection: the greeting, then one request.
+    /// One connection: the greeting, then one request (protocol.rs).
     fn answer(&self, stream: Connection) -> std::io::Result<()> {
         let mut reader = BufReader::new(stream.try_clone()?);
-        let mut writer = stream.try_clone()?;
+        let mut writer = stream;
         let mut line = String::new();
         reader.read_line(&mut line)?;
-        writeln!(
-            writer,
-            "{}",
-            json!({ "hello": VERSION, "pid": std::process::id() })
-        )?;
+        // Whatever version the command has: it compares, and goes if not its own.
+        let hello = Reply::Hello {
+            version: VERSION.to_owned(),
+            pid: std::process::id(),
+        };
+        protocol::send(&mut writer, &hello)?;
         line.clear();
         if reader.read_line(&mut line)? == 0 {
             // Only looked whether a daemon answers.
             return Ok(());
         }
-        let request: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-        if request["stop"] == true {
-            writeln!(writer, "{}", json!({ "stopping": true }))?;
-            self.stop();
-        }
-        let answer = if request["status"] == true {
-            json!({ "status": self.status() })
-        } else if let Some(argv) = request["run"].as_array() {
-            let argv: Vec<String> = argv
-                .iter()
-                .filter_map(|a| a.as_str().map(str::to_owned))
-                .collect();
-            // The config files are read anew for each command, as a direct run
-            // would: a changed or newly trusted entry is what the group hosts.
-            let loaded = sources::load(&self.cli.config);
-            match request["version"].as_str() {
-                Some(VERSION) => match self.differs(&request, loaded.as_ref().ok()) {
-                    // The command runs where it is: never answered by a
-                    // server of another definition, nor with other roots.
-                    Some(why) => json!({ "direct": why }),
-                    None => {
-                        writeln!(writer, "{}", json!({ "running": true }))?;
-                        self.run(argv, loaded, reader)
-                    }
-                },
-                other => json!({ "stdout": "", "code": 1, "stderr": format!(
-                    "stdio-mcp: refused: this daemon is stdio-mcp {VERSION}, the command {}\n",
-                    other.unwrap_or("of no version")) }),
+        let reply = match protocol::parse::<Request>(&line) {
+            Ok(Request::Stop) => {
+                protocol::send(&mut writer, &Reply::Stopping)?;
+                self.stop()
             }
-        } else {
-            json!({ "stdout": "", "code": 1, "stderr": "stdio-mcp: the daemon did not understand the request\n" })
+            Ok(Request::Status) => Reply::Status(self.status()),
+            Ok(Request::Run(run)) if run.version != VERSION => {
+                Reply::Done(Outcome::refused(&format!(
+                    "refused: this daemon is stdio-mcp {VERSION}, the command {}",
+                    run.version
+                )))
+            }
+            Ok(Request::Run(run)) => match self.admit(&run, &writer) {
+                Err(why) => Reply::Direct { why },
+                Ok((number, cli, loaded)) => {
+                    protocol::send(&mut writer, &Reply::Running)?;
+                    let asker = lock(&self.running).commands[&number].asker.clone();
+                    let interrupted = listen(reader, asker);
+                    let outcome = self.run(cli, loaded, interrupted);
+                    lock(&self.running).commands.remove(&number);
+                    Reply::Done(outcome)
+                }
+            },
+            _ => Reply::Done(Outcome::refused(
+                "the daemon did not understand the request",
+            )),
         };
-        writeln!(writer, "{answer}")
+        protocol::send(&mut writer, &reply)
     }
 
-    /// Why the command must run where it was typed rather than here: a
-    /// server it may use is defined otherwise in its environment than in
-    /// the daemon's, or its roots are not the daemon's.
-    fn differs(&self, request: &Value, servers: Option<&Servers>) -> Option<String> {
-        let roots: Vec<PathBuf> = request["roots"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|r| r.as_str().map(PathBuf::from))
-            .collect();
-        if roots != super::roots_of(&self.cli) {
-            return Some("its roots are not the daemon's".to_owned());
+    /// Takes a command in, numbered, with its parsed words and the config
+    /// files as read now — or says why it must run where it was typed: a
+    /// server it may use is defined otherwise in its environment, its roots
+    /// are not the daemon's, its `--timeout` would bound a start here, or
+    /// its server's questions could not be told from another command's.
+    #[allow(clippy::type_complexity)]
+    fn admit(
+        &self,
+        run: &Run,
+        connection: &Connection,
+    ) -> Result<(u64, Result<Cli, clap::Error>, Result<Servers, Failure>), String> {
+        let cli = Cli::try_parse_from(
+            std::iter::once("stdio-mcp".to_owned()).chain(run.argv.iter().cloned()),
+        );
+        // The config files are read anew for each command, as a direct run
+        // would: a changed or newly trusted entry is what the group hosts.
+        let loaded = sources::load(&self.cli.config);
+        if run.roots != super::roots_of(&self.cli) {
+            return Err("its roots are not the daemon's".to_owned());
         }
-        let here = super::launch_keys(servers?);
-        let theirs = request["launch"].as_object()?;
-        theirs
-            .iter()
-            .find(|(name, key)| here.get(*name).map(String::as_str) != key.as_str())
-            .map(|(name, _)| format!("server {name:?} is defined otherwise in its environment"))
+        if let Ok(servers) = &loaded {
+            let here = super::launch_keys(servers);
+            if let Some((name, _)) = run
+                .launch
+                .iter()
+                .find(|(name, key)| here.get(*name) != Some(*key))
+            {
+                return Err(format!(
+                    "server {name:?} is defined otherwise in its environment"
+                ));
+            }
+        }
+        // A server it names, else any of them.
+        let server = cli.as_ref().ok().and_then(|cli| {
+            named_server(cli)
+                .filter(|name| self.group.servers().iter().any(|(n, _)| n == name))
+                .map(str::to_owned)
+        });
+        if cli.as_ref().is_ok_and(|cli| cli.timeout.is_some()) {
+            let cold = self.group.servers().into_iter().find(|(name, state)| {
+                server.as_ref().is_none_or(|s| s == name) && !matches!(state, ServerState::Ready(_))
+            });
+            if let Some((name, _)) = cold {
+                return Err(format!(
+                    "its --timeout bounds the start of {name:?}, which is not running here"
+                ));
+            }
+        }
+        let mut running = lock(&self.running);
+        let overlaps =
+            |other: &Option<String>| server.is_none() || other.is_none() || *other == server;
+        if let Some(other) = running
+            .commands
+            .values()
+            .find(|c| overlaps(&c.server) && (run.asks || c.asker.is_some()))
+        {
+            let which = other.server.as_ref().or(server.as_ref());
+            return Err(match which {
+                Some(name) => {
+                    format!("another command uses {name:?}, whose questions go to one terminal")
+                }
+                None => "another command uses its servers, whose questions go to one terminal"
+                    .to_owned(),
+            });
+        }
+        let asker = match run.asks {
+            true => Some(Arc::new(Asker {
+                writer: Mutex::new(connection.try_clone().map_err(|e| e.to_string())?),
+                turn: futures::lock::Mutex::new(()),
+                answer: Mutex::new(None),
+            })),
+            false => None,
+        };
+        running.next += 1;
+        let number = running.next;
+        running.commands.insert(number, Command { server, asker });
+        Ok((number, cli, loaded))
     }
 
     /// Runs a command as the command line would here, with the warm group:
-    /// what it printed, and its exit status. The connection's end (the
-    /// command's Ctrl-C or closed stdout) interrupts it.
+    /// what it printed, and its exit status.
     fn run(
         &self,
-        argv: Vec<String>,
+        cli: Result<Cli, clap::Error>,
         loaded: Result<Servers, Failure>,
-        mut connection: BufReader<Connection>,
-    ) -> Value {
-        let ((), stdout, stderr, code) = {
-            let mut code = 0;
-            let (outcome, stdout, stderr) = output::capture(|| {
-                code = self.run_captured(argv, loaded, &mut connection);
-            });
-            (outcome, stdout, stderr, code)
-        };
-        json!({ "stdout": stdout, "stderr": stderr, "code": code })
+        interrupted: mpsc::UnboundedReceiver<()>,
+    ) -> Outcome {
+        let mut code = 0;
+        let ((), stdout, stderr) = output::capture(|| {
+            code = self.run_captured(cli, loaded, interrupted);
+        });
+        Outcome {
+            stdout,
+            stderr,
+            code,
+        }
     }
 
     fn run_captured(
         &self,
-        argv: Vec<String>,
+        cli: Result<Cli, clap::Error>,
         loaded: Result<Servers, Failure>,
-        connection: &mut BufReader<Connection>,
+        interrupted: mpsc::UnboundedReceiver<()>,
     ) -> u8 {
-        let cli = match Cli::try_parse_from(std::iter::once("stdio-mcp".to_owned()).chain(argv)) {
+        let cli = match cli {
             Ok(cli) => cli,
             Err(error) => return crate::refused(&error, false),
         };
         let json = cli.json;
         let servers = match loaded.and_then(|s| Ok((trusted(&s)?, s))) {
             Ok((hosted, servers)) => {
-                let mut now = self.hosted.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut now = lock(&self.hosted);
                 if *now != hosted {
                     futures::executor::block_on(self.group.reload(hosted.clone()));
                     *now = hosted;
@@ -226,37 +401,15 @@ impl Host {
             }
             Err(failure) => return crate::report(Err(failure), json),
         };
-        let (interrupt, interrupted) = futures::channel::mpsc::unbounded();
-        if !connection.buffer().is_empty() {
-            // Interrupted already.
-            let _ = interrupt.unbounded_send(());
-        }
-        let Ok(mut watched) = connection.get_ref().try_clone() else {
-            return crate::report(
-                Err(Failure::config("cannot watch the command's connection")),
-                json,
-            );
-        };
-        std::thread::spawn(move || {
-            // The command sends nothing more but `{"interrupt": true}` on its
-            // Ctrl-C; that, or its end, interrupts the command here.
-            let mut rest = [0u8; 1];
-            let _ = watched.read(&mut rest);
-            let _ = interrupt.unbounded_send(());
-        });
         crate::report(
             execute(cli, servers, Some(self.group.clone()), interrupted),
             json,
         )
     }
 
-    fn status(&self) -> Value {
-        let ready = self
-            .ready
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let servers: Vec<Value> = self
+    fn status(&self) -> Status {
+        let ready = lock(&self.ready).clone();
+        let servers = self
             .group
             .servers()
             .into_iter()
@@ -270,12 +423,22 @@ impl Host {
                     ServerState::Ready(_) => Some("legacy"),
                     _ => None,
                 };
-                json!({ "name": name, "state": crate::lists::state_name(&state), "era": era,
-                        "pid": pid, "uptime_s": ready.get(&name).map(|t| t.elapsed().as_secs()) })
+                ServerStatus {
+                    state: crate::lists::state_name(&state).to_owned(),
+                    era: era.map(str::to_owned),
+                    pid,
+                    uptime_s: ready.get(&name).map(|t| t.elapsed().as_secs()),
+                    name,
+                }
             })
             .collect();
-        json!({ "pid": std::process::id(), "version": VERSION, "socket": self.socket,
-                "uptime_s": self.started.elapsed().as_secs(), "servers": servers })
+        Status {
+            pid: std::process::id(),
+            version: VERSION.to_owned(),
+            socket: self.socket.clone(),
+            uptime_s: self.started.elapsed().as_secs(),
+            servers,
+        }
     }
 
     /// Closes every server (the process tree rules hold), and ends.

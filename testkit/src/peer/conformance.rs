@@ -112,6 +112,24 @@ impl Scenario {
                                               "properties": { "schema": { "type": "object" } } } }]),
                 )
             }
+            // Not the suite's either: a tool that answers with the client's roots.
+            "roots" => {
+                if method == "tools/call" {
+                    let ask = format!("roots-{}", self.next_ask);
+                    self.next_ask += 1;
+                    self.asked.insert(ask.clone(), id.clone());
+                    send(
+                        out,
+                        &json!({ "jsonrpc": "2.0", "id": ask, "method": "roots/list" }),
+                    );
+                    return true;
+                }
+                legacy(
+                    method,
+                    json!([{ "name": "roots", "description": "Lists the client's roots",
+                             "inputSchema": { "type": "object" } }]),
+                )
+            }
             "json-schema-2020-12-preservation" => json_schema_preservation(method),
             "json-schema-ref-no-deref" => self.ref_no_deref(method),
             "request-metadata" => {
@@ -185,8 +203,11 @@ impl Scenario {
         let Some(call) = id.as_str().and_then(|id| self.asked.remove(id)) else {
             return false;
         };
-        let content = &message["result"]["content"];
-        let text = format!("Elicitation completed: {content}");
+        let text = if id.as_str().is_some_and(|id| id.starts_with("roots-")) {
+            format!("Roots: {}", message["result"]["roots"])
+        } else {
+            format!("Elicitation completed: {}", message["result"]["content"])
+        };
         answer(
             out,
             &call,
