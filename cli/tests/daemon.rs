@@ -653,3 +653,48 @@ fn timeout_and_roots_give_the_same_answer_through_the_daemon_as_directly() {
         "{here:?}"
     );
 }
+
+/// A daemon out of descriptors (EMFILE) waits between failed accepts,
+/// longer each time, instead of spinning; once descriptors free up it
+/// answers again.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_daemon_out_of_descriptors_backs_off_and_recovers() {
+    let p = Place::new("daemon-emfile");
+    // Started under a small descriptor limit, which the daemon inherits.
+    let start = p.command(&["daemon", "start"]);
+    let program = start.get_program().to_owned();
+    let args: Vec<_> = start.get_args().map(|a| a.to_owned()).collect();
+    let mut limited = Command::new("sh");
+    limited
+        .arg("-c")
+        .arg("ulimit -n 48 && exec \"$@\"")
+        .arg("sh")
+        .arg(&program)
+        .args(&args)
+        .envs(start.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(start.get_current_dir().unwrap())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let started = common::finish(limited.spawn().unwrap(), 60);
+    assert_eq!(started.code, 0, "{started:?}");
+    let socket = p.status()["socket"].as_str().unwrap().to_owned();
+    // Each connection the daemon takes costs it descriptors: these use them
+    // all, and the rest wait in the listen queue.
+    let held: Vec<_> = (0..64)
+        .filter_map(|_| std::os::unix::net::UnixStream::connect(&socket).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let log = std::fs::read_dir(p.s.0.join("run"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|path| path.extension().is_some_and(|e| e == "log"))
+        .unwrap();
+    let said = std::fs::read_to_string(&log).unwrap();
+    let failures = said.lines().filter(|l| l.contains("accept:")).count();
+    assert!(failures > 0, "the daemon never ran out: {said}");
+    // Backing off (10 ms, doubling up to 1 s): about 8 in 1.5 s; spinning: thousands.
+    assert!(failures < 30, "{failures} failed accepts in 1.5 s:\n{said}");
+    drop(held);
+    wait_until(10, || p.run(&["--json", "daemon", "status"]).code == 0);
+}
