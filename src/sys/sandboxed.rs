@@ -44,15 +44,29 @@ pub(crate) fn start_confined(command: &mut Command, keep: Vec<OwnedFd>, limits: 
     unsafe { command.pre_exec(hook) };
 }
 
-/// Has `command` start with only its stdio inherited (the watchdog: a
-/// descriptor the host left inheritable would outlive the host with it).
-pub(crate) fn inherit_only_stdio(command: &mut Command) {
-    let hook = || {
+/// Has `command` start with only its stdio inherited, and `fd` as its
+/// descriptor `at` (the watchdog and its list: a descriptor the host left
+/// inheritable would outlive the host with it).
+pub(crate) fn inherit_only_stdio_and(command: &mut Command, fd: RawFd, at: RawFd) {
+    let hook = move || {
         close_on_exec_from(3);
+        // SAFETY: dup2 and fcntl on descriptors this process holds open
+        // until the spawn is over; both async-signal-safe. dup2 onto
+        // itself keeps the close-on-exec flag, hence the fcntl.
+        let given = unsafe {
+            if fd == at {
+                libc::fcntl(at, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(fd, at)
+            }
+        };
+        if given == -1 {
+            return Err(io::Error::last_os_error());
+        }
         Ok(())
     };
     // SAFETY: the hook runs between fork and exec and makes only
-    // async-signal-safe calls (close_range, or getrlimit and fcntl).
+    // async-signal-safe calls (close_range, or getrlimit and fcntl; dup2).
     unsafe { command.pre_exec(hook) };
 }
 

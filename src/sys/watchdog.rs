@@ -2,44 +2,44 @@
 //! moment and ends the servers it left running — also when the host was
 //! killed with SIGKILL, which no exit hook sees.
 //!
-//! It is `/bin/sh` running [`SCRIPT`], a loop of builtins, started at the
-//! first spawn: a program of its own, so it holds none of the host's memory.
-//! Its stdin is one end of a socket pair; the host holds the other and writes
-//! `+ TARGET` when a server started (`-pgid` for a server in a group of its
-//! own, else its pid) and `- TARGET` once it is gone. The read returns end of
-//! file when the host's end closes, which the kernel does when the host ends,
-//! however it ends; then the watchdog ends what is listed.
+//! It is `/bin/sh` running [`SCRIPT`], started at the first spawn: a program
+//! of its own, so it holds none of the host's memory. Its stdin is one end of
+//! a socket pair whose other end only the host holds; nobody ever writes, so
+//! its `read` returns only at end of file, when the host's end closes, which
+//! the kernel does when the host ends, however it ends. Then it reads the
+//! list of what to end from its descriptor 3: a file (Linux: a `memfd`, else
+//! an unlinked temporary file) of fixed-width records the host writes in
+//! place with `pwrite` — a server's kill(2) target (`-pgid` for a server in a
+//! group of its own, else its pid) when it started, blanks once it is gone.
+//! So the watchdog never wakes while the host lives, and a spawn costs one
+//! `pwrite` here.
 //!
-//! The host keeps the list too, and learns of the watchdog's death from the
-//! same socket (a thread blocks reading it; the watchdog never writes): it
-//! starts another at once and hands it the whole list. A copy of the host
-//! made by `fork` without exec closes its inherited end of the socket at once
-//! (a `pthread_atfork` handler), so the original's watchdog still sees the
-//! original's end, and the copy's first spawn starts a watchdog and a list of
-//! its own.
+//! The host learns of the watchdog's death from the same socket (a thread
+//! blocks reading it) and starts another at once, over the same list. A copy
+//! of the host made by `fork` without exec closes its inherited end of the
+//! socket at once (a `pthread_atfork` handler), so the original's watchdog
+//! still sees the original's end, never writes the original's list, and its
+//! first spawn starts a watchdog and a list of its own.
 
-use std::collections::HashMap;
+use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::FileExt;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, Once, PoisonError};
 
-/// The watchdog's program. It lists what the host sends; at the end of its
-/// input it gives the listed 1 s (their stdin ended with the host: most exit
-/// by themselves), SIGTERM, 1 s more, SIGKILL. It ignores the signals a
-/// terminal or `pkill host` would send, and forks nothing until the host is
-/// gone (`sleep` only then).
+/// The watchdog's program: it waits for the end of its input (the host's
+/// end), then gives what the list names 1 s (their stdin ended with the
+/// host: most exit by themselves), SIGTERM, 1 s more, SIGKILL. It ignores
+/// the signals a terminal or `pkill host` would send, and runs nothing but
+/// builtins until the host is gone.
 const SCRIPT: &str = r#"trap '' INT HUP TERM QUIT PIPE TSTP TTIN TTOU USR1 USR2
-list=' '
-while read -r op target; do
-  case $op in
-    +) list="$list$target " ;;
-    -) case $list in *" $target "*) list="${list%%" $target "*} ${list#*" $target "}" ;; esac ;;
-  esac
-done
+while read -r _; do :; done
+list=$(cat <&3)
+exec 3<&-
 alive() { for t in $list; do kill -0 -- "$t" 2>/dev/null && return 0; done; return 1; }
 grace() { n=0; while [ $n -lt 20 ] && alive; do sleep 0.05; n=$((n+1)); done; }
 grace
@@ -52,15 +52,21 @@ for t in $list; do kill -s KILL -- "$t" 2>/dev/null; done
 const SHELL: &str = "/bin/sh";
 /// Its name in the process table (`ps`, `/proc/PID/cmdline`).
 const NAME: &str = "stdio-mcp-watch";
+/// A record of the list: a target right-aligned in 11 characters (any
+/// `i32`), then a newline; all blanks for a free one.
+const RECORD: usize = 12;
+const FREE: &[u8; RECORD] = b"           \n";
 
 /// This process's watchdog and what it watches.
 struct Watch {
     /// The process the list belongs to: a forked copy sees another pid and
     /// starts over.
     owner: u32,
-    /// What to end, by the key of the [`Watched`] that holds it.
-    targets: HashMap<u64, libc::pid_t>,
-    next_key: u64,
+    /// The list's file, which every watchdog of this process reads.
+    list: File,
+    /// What each record holds: `None` for a free one, `Some(0)` for one
+    /// held for a child about to start.
+    records: Vec<Option<libc::pid_t>>,
     dog: Option<Dog>,
     /// How many watchdogs this process started (tells a replaced one).
     started: u64,
@@ -69,8 +75,9 @@ struct Watch {
 /// A running watchdog.
 struct Dog {
     child: Child,
-    /// The host's end of its stdin (also read, for its end, by its minder).
-    socket: Arc<UnixStream>,
+    /// The host's end of its stdin, read by its minder for its end; its
+    /// number is in [`SOCKET`] for the fork handler.
+    _socket: Arc<UnixStream>,
     number: u64,
 }
 
@@ -78,13 +85,13 @@ static WATCH: Mutex<Option<Watch>> = Mutex::new(None);
 /// The descriptor of the current watchdog's socket, for the fork handler.
 static SOCKET: AtomicI32 = AtomicI32::new(-1);
 
-/// A server's place on the watchdog's list: filled with its kill(2) target
-/// once it started, given up when dropped (the server and its group are
-/// gone by then, or were sent SIGKILL).
+/// A server's record on the watchdog's list: filled with its kill(2) target
+/// once it started, blanked when dropped (the server and its group are gone
+/// by then, or were sent SIGKILL).
 #[derive(Debug)]
 pub(crate) struct Watched {
-    /// The process that listed it, and its key there.
-    place: Option<(u32, u64)>,
+    /// The process that listed it, and its record there.
+    place: Option<(u32, usize)>,
 }
 
 impl Watched {
@@ -93,7 +100,7 @@ impl Watched {
         Watched { place: None }
     }
 
-    /// A place for a child about to start, the watchdog started first when
+    /// A record for a child about to start, the watchdog started first when
     /// none runs (the first time, in a forked copy, or after something
     /// killed it), so no server ever runs unwatched.
     pub(crate) fn reserve() -> io::Result<Self> {
@@ -105,17 +112,19 @@ impl Watched {
         });
         let me = std::process::id();
         let mut watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
-        let watch = watch.get_or_insert_with(|| Watch::new(me));
-        if watch.owner != me {
+        if watch.as_ref().is_some_and(|w| w.owner != me) {
             // A copy made by fork: the list and watchdog are the original's.
-            // The socket was closed by the fork handler, and the child is not
-            // ours to reap: both are forgotten, never dropped (their
+            // The socket was closed by the fork handler and the child is not
+            // ours to reap: the watchdog is forgotten, never dropped (its
             // descriptor's number may be another file's by now).
-            let inherited = std::mem::replace(watch, Watch::new(me));
-            if let Some(dog) = inherited.dog {
-                std::mem::forget(dog);
+            if let Some(inherited) = watch.take() {
+                std::mem::forget(inherited.dog);
             }
         }
+        let watch = match &mut *watch {
+            Some(watch) => watch,
+            none => none.insert(Watch::new(me)?),
+        };
         // Known to have ended (its minder may not have replaced it yet).
         let running = watch
             .dog
@@ -124,64 +133,76 @@ impl Watched {
         if !running {
             watch.replace_dog()?;
         }
-        let key = watch.next_key;
-        watch.next_key += 1;
+        let record = match watch.records.iter().position(Option::is_none) {
+            Some(free) => free,
+            None => {
+                watch.records.push(None);
+                watch.records.len() - 1
+            }
+        };
+        watch.records[record] = Some(0);
         Ok(Watched {
-            place: Some((me, key)),
+            place: Some((me, record)),
         })
     }
 
     /// The child started: `target` is what the watchdog signals should this
     /// process end first (`-pid` for the child's own process group).
     pub(crate) fn fill(&self, target: libc::pid_t) {
-        with_own(self.place, |watch, key| {
-            watch.targets.insert(key, target);
-            watch.tell(&format!("+ {target}\n"));
+        with_own(self.place, |watch, record| {
+            watch.records[record] = Some(target);
+            let text = format!("{target:>11}\n");
+            watch.write(record, text.as_bytes());
         });
     }
 }
 
 impl Drop for Watched {
     fn drop(&mut self) {
-        with_own(self.place, |watch, key| {
-            if let Some(target) = watch.targets.remove(&key) {
-                watch.tell(&format!("- {target}\n"));
+        with_own(self.place, |watch, record| {
+            if watch.records[record].take().is_some_and(|t| t != 0) {
+                watch.write(record, FREE);
             }
         });
     }
 }
 
-/// Runs `act` on the list, if `place` is on this process's (not a list a
-/// forked copy inherited).
-fn with_own(place: Option<(u32, u64)>, act: impl FnOnce(&mut Watch, u64)) {
-    let Some((owner, key)) = place else { return };
+/// Runs `act` on the list, if `place` is on this process's (not on a list
+/// a forked copy inherited).
+fn with_own(place: Option<(u32, usize)>, act: impl FnOnce(&mut Watch, usize)) {
+    let Some((owner, record)) = place else { return };
     if owner != std::process::id() {
         return;
     }
     let mut watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(watch) = watch.as_mut().filter(|w| w.owner == owner) {
-        act(watch, key);
+        act(watch, record);
     }
 }
 
 impl Watch {
-    fn new(owner: u32) -> Self {
-        Watch {
+    fn new(owner: u32) -> io::Result<Self> {
+        Ok(Watch {
             owner,
-            targets: HashMap::new(),
-            next_key: 0,
+            list: list_file()?,
+            records: Vec::new(),
             dog: None,
             started: 0,
-        }
+        })
+    }
+
+    /// Writes `record`'s text in place. A failure (a full disk under the
+    /// temporary file) leaves that record as it was.
+    fn write(&self, record: usize, text: &[u8]) {
+        let _ = self.list.write_all_at(text, (record * RECORD) as u64);
     }
 
     /// Starts a watchdog in place of the current one (gone and reaped, or
-    /// none yet), and hands it the whole list.
+    /// none yet), over the same list.
     fn replace_dog(&mut self) -> io::Result<()> {
         self.dog = None;
         SOCKET.store(-1, Ordering::SeqCst);
         let (host_end, dog_end) = UnixStream::pair()?;
-        no_sigpipe(&host_end)?;
         let mut command = Command::new(SHELL);
         command
             .arg0(NAME)
@@ -192,72 +213,61 @@ impl Watch {
             // A group of its own: a terminal's Ctrl-C for the host never
             // reaches it; `pkill host` ends the host, whose end it sees.
             .process_group(0);
-        // Only its stdio: a copy of a descriptor the host left inheritable
-        // (a server's stdin, a socket) would outlive the host with it.
-        super::sandboxed::inherit_only_stdio(&mut command);
-        // The list is in the socket before the watchdog runs (as much as
-        // its buffer takes; the rest right after): a host killed at any
-        // moment from here on leaves a watchdog that knows its servers.
-        let mut list = String::new();
-        for target in self.targets.values() {
-            list.push_str(&format!("+ {target}\n"));
-        }
-        host_end.set_nonblocking(true)?;
-        let rest = send(&host_end, &list);
-        host_end.set_nonblocking(false)?;
+        // Only its stdio and the list: a copy of a descriptor the host left
+        // inheritable (a server's stdin, a socket) would outlive the host.
+        super::sandboxed::inherit_only_stdio_and(&mut command, self.list.as_raw_fd(), 3);
         let child = command.spawn()?;
-        send(&host_end, rest);
         self.started += 1;
         let socket = Arc::new(host_end);
         SOCKET.store(socket.as_raw_fd(), Ordering::SeqCst);
-        let dog = Dog {
-            child,
-            socket: Arc::clone(&socket),
-            number: self.started,
-        };
-        let number = dog.number;
-        self.dog = Some(dog);
-        let minder = std::thread::Builder::new()
+        let number = self.started;
+        let minded = Arc::clone(&socket);
+        // Should no thread be had, it is replaced at the next spawn instead.
+        let _ = std::thread::Builder::new()
             .name(NAME.to_owned())
             .stack_size(64 << 10)
-            .spawn(move || mind(&socket, number));
-        if let Err(error) = minder {
-            // Unminded, it would be replaced only at the next spawn.
-            self.dog = None;
-            return Err(error);
-        }
+            .spawn(move || mind(&minded, number));
+        self.dog = Some(Dog {
+            child,
+            _socket: socket,
+            number,
+        });
         Ok(())
-    }
-
-    /// Sends `line` to the watchdog. If it has died, its minder replaces it
-    /// and sends the whole list: nothing to do here.
-    fn tell(&self, line: &str) {
-        if let Some(dog) = &self.dog {
-            send(&dog.socket, line);
-        }
     }
 }
 
-/// Sends `text` on `socket`: what is left unsent, all but empty unless
-/// the socket is non-blocking and full (or the watchdog has died).
-fn send<'a>(socket: &UnixStream, mut text: &'a str) -> &'a str {
-    while !text.is_empty() {
-        // SAFETY: send(2) of a live buffer on a socket the caller holds open.
-        let sent = unsafe {
-            libc::send(
-                socket.as_raw_fd(),
-                text.as_ptr().cast(),
-                text.len(),
-                SEND_FLAGS,
-            )
-        };
-        match sent {
-            n if n > 0 => text = &text[n as usize..],
-            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-            _ => break,
-        }
+/// The file the list is written to: anonymous, so nothing is left behind.
+#[cfg(target_os = "linux")]
+fn list_file() -> io::Result<File> {
+    // SAFETY: memfd_create(2) with a NUL-terminated name; a descriptor it
+    // returns is ours alone.
+    let fd = unsafe { libc::memfd_create(c"stdio-mcp-watch".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd == -1 {
+        return Err(io::Error::last_os_error());
     }
-    text
+    // SAFETY: `fd` is a new descriptor nothing else owns.
+    Ok(File::from(unsafe {
+        <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd)
+    }))
+}
+
+/// Elsewhere a temporary file, removed at once: open, it stays.
+#[cfg(not(target_os = "linux"))]
+fn list_file() -> io::Result<File> {
+    let path = std::env::temp_dir().join(format!(
+        "stdio-mcp-watch-{}-{:x}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    Ok(file)
 }
 
 /// The minder of watchdog `number`: waits on its socket for its end (it
@@ -289,44 +299,12 @@ fn mind(socket: &UnixStream, number: u64) {
 /// In the copy made by `fork`, at once: its copy of the watchdog's socket
 /// is closed, so the original's watchdog sees the original's end alone.
 extern "C" fn in_forked_copy() {
-    let fd = SOCKET.swap(-1, Ordering::SeqCst);
+    let fd: RawFd = SOCKET.swap(-1, Ordering::SeqCst);
     if fd >= 0 {
         // SAFETY: close(2) is async-signal-safe; the copy never uses this
         // number as the watchdog's again (its Watch is forgotten, not dropped).
         unsafe { libc::close(fd) };
     }
-}
-
-/// A write to a watchdog that died must fail, not kill the host with
-/// SIGPIPE (a host in C may not ignore it, as Rust's `main` does).
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-const SEND_FLAGS: libc::c_int = libc::MSG_NOSIGNAL;
-#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-const SEND_FLAGS: libc::c_int = 0;
-
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-fn no_sigpipe(_socket: &UnixStream) -> io::Result<()> {
-    Ok(())
-}
-
-/// Where send(2) takes no MSG_NOSIGNAL (macOS), the socket says it instead.
-#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-fn no_sigpipe(socket: &UnixStream) -> io::Result<()> {
-    let on: libc::c_int = 1;
-    // SAFETY: setsockopt(2) on a socket we hold, with a live c_int.
-    let set = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_NOSIGPIPE,
-            (&raw const on).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if set == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -339,7 +317,7 @@ mod tests {
         let watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
         watch
             .as_ref()
-            .map_or_else(Vec::new, |w| w.targets.values().copied().collect())
+            .map_or_else(Vec::new, |w| w.records.iter().flatten().copied().collect())
     }
 
     #[test]
