@@ -1,8 +1,9 @@
 //! What standing between a model and the tools costs: a call with and
 //! without an approval hook (one that allows at once), a listing of 100 tools
 //! with and without change tracking (nothing changes: what a host pays on
-//! every `list_changed`), and digesting a 100-tool listing (what a listing
-//! in which every tool changed costs at most, twice over).
+//! every `list_changed`), digesting a 100-tool listing (what a listing
+//! in which every tool changed costs at most, twice over), and loading a
+//! project config whose entry runs a 5 MB script (hashed for trust).
 //!
 //! Each pair runs in the same process against its own bench server, in
 //! alternating blocks (the order swapped each block); a row prints both
@@ -149,4 +150,62 @@ fn main() {
             client.close().await.unwrap();
         }
     });
+    project_code();
+}
+
+/// What trust in the code an entry runs costs a start: loading a project's
+/// config whose entry runs a 5 MB script of the project (read and hashed
+/// for its launch fingerprint) against one whose script lies outside it
+/// (not covered), and a whole start (spawn, initialize, close) for scale.
+fn project_code() {
+    let dir = std::env::temp_dir().join(format!("stdio-mcp-bench-code-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("inside")).unwrap();
+    let script: Vec<u8> = (0..5u32 << 20).map(|i| b'a' + (i % 26) as u8).collect();
+    std::fs::write(dir.join("inside/server.js"), &script).unwrap();
+    std::fs::write(dir.join("server.js"), &script).unwrap();
+    let config = |name: &str, arg: &str| {
+        let file = dir.join("inside").join(name);
+        let text = json!({ "mcpServers": { "s": { "command": "node", "args": [arg] } } });
+        std::fs::write(&file, text.to_string()).unwrap();
+        file
+    };
+    let covered = config("covered.json", "./server.js");
+    let outside = config("outside.json", "../server.js");
+    let fingerprint = |file: &std::path::Path| {
+        let config = stdio_mcp::config::Config::load(file).unwrap();
+        std::hint::black_box(config.servers()[0].fingerprint());
+    };
+    let ms = |file: &std::path::Path| {
+        let rounds = 20;
+        let start = Instant::now();
+        for _ in 0..rounds {
+            fingerprint(file);
+        }
+        start.elapsed().as_secs_f64() * 1e3 / f64::from(rounds)
+    };
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for block in 0..blocks() {
+        if block % 2 == 0 {
+            with.push(ms(&covered));
+            without.push(ms(&outside));
+        } else {
+            without.push(ms(&outside));
+            with.push(ms(&covered));
+        }
+    }
+    let started = Instant::now();
+    futures::executor::block_on(async {
+        let client = Client::builder(Transport::builder([server_exe()]))
+            .connect()
+            .await
+            .unwrap();
+        client.close().await.unwrap();
+    });
+    println!(
+        "| config load + fingerprint, entry runs a 5 MB project script | {:.2} ms (outside the project) | {:.2} ms (hashed) | a whole start here: {:.1} ms |",
+        median(without),
+        median(with),
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

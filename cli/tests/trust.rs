@@ -328,3 +328,43 @@ fn a_project_file_is_found_from_a_subfolder() {
         "{called:?}"
     );
 }
+
+/// Trust covers the code the entry runs from the project: a trusted server
+/// whose script is edited (a `git pull`) is refused naming the file, and
+/// runs again once trusted as it is now.
+#[cfg(unix)]
+#[test]
+fn an_edited_script_of_a_trusted_server_is_refused_naming_the_file() {
+    let s = Scratch::new("trust-code");
+    let script = |extra: &str| {
+        let text = format!("exec {} --log-start {} {extra}\n", peer(), s.path("starts"));
+        std::fs::write(s.0.join("server.sh"), text).unwrap();
+    };
+    script("");
+    let servers = json!({ "mcpServers": { "demo": { "command": "sh", "args": ["./server.sh"] } } });
+    std::fs::write(s.0.join(".mcp.json"), servers.to_string()).unwrap();
+    assert_eq!(s.run(&["trust", "demo"]).code, 0);
+    let call = s.run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!((call.code, call.stdout.trim()), (0, "Echo: hi"), "{call:?}");
+    // The command line is the same; what it runs is not.
+    script("--banner");
+    let refused = s.run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("changed since you trusted it (file ./server.sh)"),
+        "{refused:?}"
+    );
+    let listed = s.run(&["--json", "trust"]).json();
+    assert_eq!(listed["servers"][0]["changes"], json!(["file ./server.sh"]));
+    assert_eq!(s.lines("starts"), 1, "the edited script did not run");
+    assert_eq!(s.run(&["trust", "demo"]).code, 0);
+    let again = s.run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!(
+        (again.code, again.stdout.trim()),
+        (0, "Echo: hi"),
+        "{again:?}"
+    );
+    assert_eq!(s.lines("starts"), 2);
+}

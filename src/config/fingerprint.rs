@@ -17,13 +17,28 @@ use super::ServerConfig;
 /// The canonical form is a JSON object written with sorted keys and no
 /// spaces, UTF-8: `{"args":[..],"command":"..","cwd":".."|null,
 /// "env":[["NAME","value"|null],..],"envFile":"sha256:.."|null,
-/// "sandbox":{..}|null}`, and `"trust":true` when the entry says so — the arguments and environment changes in their
+/// "sandbox":{..}|null}`, `"trust":true` when the entry says so, and
+/// `"files":{"./server.js":"sha256:.."}` when it runs files of its project
+/// folder — the arguments and environment changes in their
 /// order, `cwd` after substitution and resolution, `envFile` the digest of
 /// the file's content as read, `sandbox` the entry's `sandboxEnabled` and
 /// `sandbox` keys as written. The parts are `command`, `args`, `cwd`,
-/// `envFile`, `sandbox`, `trust` and `env NAME` for each variable. A
-/// repository that adds `"trust"` to an entry changes what its user let
-/// run: its tools' claims would be believed.
+/// `envFile`, `sandbox`, `trust`, `env NAME` for each variable and `file
+/// ./PATH` for each file. A repository that adds `"trust"` to an entry
+/// changes what its user let run: its tools' claims would be believed.
+///
+/// **Files.** An entry read from a file (its project folder is
+/// `${workspaceFolder}`) runs the files of that folder its definition
+/// names: the command when it is a path (`./bin/server`), and each argument
+/// that names an existing file there after substitution and is code — a
+/// script's or program's extension (`.js`, `.py`, `.sh`, `.jar`, …) or an
+/// executable file — relative ones taken from the entry's `cwd` (`node
+/// ./server.js`, `python tools/mcp.py`, `uv run --directory . server.py`).
+/// A file the server reads or writes as data (`--db ./app.db`, a log) is
+/// not covered: it changes as the server works. Each file's content is hashed, so a
+/// `git pull` that rewrites `server.js` changes the fingerprint, and
+/// [`changes_since`](Self::changes_since) names `file ./server.js`. The
+/// files those import are not followed.
 ///
 /// # Examples
 ///
@@ -60,8 +75,9 @@ impl LaunchFingerprint {
     }
 
     /// What differs from `before`, sorted: `command`, `args`, `cwd`,
-    /// `envFile`, `sandbox`, `trust`, `env NAME` (a variable added, removed or changed;
-    /// never its value). Empty when the two are the same.
+    /// `envFile`, `env NAME` (a variable added, removed or changed; never
+    /// its value), `file ./PATH` (a file it runs changed, or is newly
+    /// covered), `sandbox`, `trust`. Empty when the two are the same.
     ///
     /// # Examples
     ///
@@ -190,15 +206,21 @@ impl ServerConfig {
             "sandbox": self.sandbox_keys,
         });
         // Present only when set, so that the fingerprints of entries without
-        // it stay what they were.
+        // them stay what they were.
         if self.trust {
             whole["trust"] = Value::Bool(true);
+        }
+        if !self.code_digests.is_empty() {
+            whole["files"] = json!(self.code_digests);
         }
         let mut parts = BTreeMap::new();
         for part in ["command", "args", "cwd", "envFile", "sandbox", "trust"] {
             if !whole[part].is_null() {
                 parts.insert(part.to_owned(), sha256(canonical(&whole[part]).as_bytes()));
             }
+        }
+        for (file, digest) in &self.code_digests {
+            parts.insert(format!("file {file}"), digest.clone());
         }
         for (name, value) in &self.env {
             parts.insert(

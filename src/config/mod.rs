@@ -51,6 +51,7 @@ use crate::transport::Transport;
 
 pub(crate) mod error;
 
+mod code;
 mod fingerprint;
 mod jsonc;
 mod parse;
@@ -134,6 +135,9 @@ pub struct ServerConfig {
     pub sandbox: Option<crate::sandbox::Sandbox>,
     /// The digest of `envFile`'s content as read, for the launch fingerprint.
     pub(crate) env_file_digest: Option<String>,
+    /// The files of its project folder it runs (`./server.js`), each with
+    /// the digest of its content, likewise.
+    pub(crate) code_digests: std::collections::BTreeMap<String, String>,
     /// The entry's `sandboxEnabled` and `sandbox` keys as written, likewise.
     pub(crate) sandbox_keys: Option<serde_json::Value>,
 }

@@ -179,6 +179,10 @@ fn parse_entry(
         Some(dir) => Some(place.resolve(&expand("cwd", dir)?)),
         None => None,
     };
+    let code_digests = place
+        .workspace()
+        .map(|project| super::code::digests(project, cwd.as_deref(), &command, &args))
+        .unwrap_or_default();
     Ok(ReadEntry::Stdio(Box::new(ServerConfig {
         name: name.to_owned(),
         command,
@@ -191,6 +195,7 @@ fn parse_entry(
         trust,
         sandbox,
         env_file_digest,
+        code_digests,
         sandbox_keys: sandbox_keys(entry),
     })))
 }

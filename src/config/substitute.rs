@@ -37,6 +37,12 @@ impl<'a> Place<'a> {
         }
     }
 
+    /// The project folder: `${workspaceFolder}` (none for text not read
+    /// from a file).
+    pub(super) fn workspace(&self) -> Option<&Path> {
+        self.workspace.as_deref()
+    }
+
     pub(super) fn resolve(&self, path: &str) -> PathBuf {
         let path = PathBuf::from(path);
         match &self.dir {

@@ -465,3 +465,51 @@ fn a_bad_entry_fails_alone_with_a_did_you_mean_and_wrong_types_are_errors() {
     // The whole file still fails when it is not a config at all.
     assert!(Config::parse("{\"mcpServers\": 3}").is_err());
 }
+
+/// The launch fingerprint covers the code an entry runs from its project
+/// folder: an edited script is a change named `file ./PATH`; a data file
+/// the server writes, or a file outside the folder, is not covered; a
+/// fingerprint kept before files were covered (the store's old entries)
+/// reads, and names the newly covered file.
+#[test]
+fn the_fingerprint_covers_the_scripts_an_entry_runs_from_its_project() {
+    let dir = std::env::temp_dir().join(format!("stdio-mcp-code-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tools")).unwrap();
+    let outside =
+        std::env::temp_dir().join(format!("stdio-mcp-code-out-{}.js", std::process::id()));
+    std::fs::write(dir.join("server.js"), "one").unwrap();
+    std::fs::write(dir.join("tools/mcp.py"), "print(1)").unwrap();
+    std::fs::write(dir.join("app.db"), "rows").unwrap();
+    std::fs::write(&outside, "elsewhere").unwrap();
+    let file = dir.join(".mcp.json");
+    let entry = json!({ "mcpServers": {
+        "node": { "command": "node", "args": ["./server.js", "--db", "./app.db", outside.to_str().unwrap()] },
+        "py": { "command": "python3", "args": ["mcp.py"], "cwd": "tools" },
+    }});
+    std::fs::write(&file, entry.to_string()).unwrap();
+    let fingerprints = || {
+        let config = Config::load(&file).unwrap();
+        (
+            config.server("node").unwrap().fingerprint(),
+            config.server("py").unwrap().fingerprint(),
+        )
+    };
+    let (node, py) = fingerprints();
+    // Data and files outside the project change nothing.
+    std::fs::write(dir.join("app.db"), "more rows").unwrap();
+    std::fs::write(&outside, "changed").unwrap();
+    assert_eq!(fingerprints(), (node.clone(), py.clone()));
+    std::fs::write(dir.join("server.js"), "two").unwrap();
+    std::fs::write(dir.join("tools/mcp.py"), "print(2)").unwrap();
+    let (node_now, py_now) = fingerprints();
+    assert_eq!(node_now.changes_since(&node), ["file ./server.js"]);
+    assert_eq!(py_now.changes_since(&py), ["file ./tools/mcp.py"]);
+    // An entry parsed from text has no project folder: nothing is covered,
+    // as a store written before this kept it.
+    let before = Config::parse(&entry.to_string()).unwrap();
+    let old = before.server("node").unwrap().fingerprint();
+    assert_eq!(node_now.changes_since(&old), ["file ./server.js"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&outside);
+}
