@@ -38,10 +38,11 @@ impl Session {
                 _ => None,
             };
             let sandbox = entry.map_or(Value::Null, crate::reach::rules_json);
+            let fetches = entry.map_or(Value::Null, crate::reach::fetch_json);
             rows.push(
                 json!({ "name": name, "state": state_name(&state), "era": era_name(&state),
                               "tools": count, "source": source, "error": error, "trust": trust,
-                              "sandboxed": sandboxed, "sandbox": sandbox }),
+                              "sandboxed": sandboxed, "sandbox": sandbox, "fetches": fetches }),
             );
         }
         for h in &held {
@@ -52,10 +53,11 @@ impl Session {
                 source.push_str(" (sandboxed)");
             }
             let sandbox = entry.map_or(Value::Null, crate::reach::rules_json);
+            let fetches = entry.map_or(Value::Null, crate::reach::fetch_json);
             rows.push(
                 json!({ "name": h.name, "state": h.state_name(), "era": null, "tools": 0,
                         "source": source, "error": null, "trust": h.state_name(),
-                        "sandboxed": sandboxed, "sandbox": sandbox }),
+                        "sandboxed": sandboxed, "sandbox": sandbox, "fetches": fetches }),
             );
         }
         for s in &skipped {
@@ -68,7 +70,7 @@ impl Session {
             rows.push(
                 json!({ "name": s.name, "state": "skipped", "era": null, "tools": 0,
                               "source": source, "error": s.reason, "trust": null, "sandboxed": null,
-                              "sandbox": null }),
+                              "sandbox": null, "fetches": null }),
             );
         }
         if self.cli.json {
@@ -101,6 +103,9 @@ impl Session {
                     .servers
                     .config
                     .server(row["name"].as_str().unwrap_or_default());
+                if let Some(line) = rules.and_then(crate::reach::fetch_line) {
+                    outln!("    fetches: {line}");
+                }
                 for line in rules.map(crate::reach::rule_lines).unwrap_or_default() {
                     outln!("    sandbox: {line}");
                 }

@@ -1,6 +1,7 @@
 //! What a configured server can reach, as a person reads it before trusting
-//! it: a sentence of the risk, true for its sandbox or for none, and the
-//! sandbox's rules (shown by the trust question, `trust` and `servers`).
+//! it: a sentence of the risk, true for its sandbox or for none, the
+//! sandbox's rules, and what its launcher fetches at each start (shown by
+//! the trust question, `trust` and `servers`).
 
 use serde_json::{json, Value};
 use stdio_mcp::config::ServerConfig;
@@ -94,4 +95,19 @@ fn list(paths: &[std::path::PathBuf]) -> String {
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// What the server's launcher fetches at each start, for a person:
+/// `npx @scope/server: unpinned: the registry decides what runs at each
+/// start`, or `… : pinned`; nothing when it runs no such launcher.
+pub fn fetch_line(server: &ServerConfig) -> Option<String> {
+    server.fetched().map(|fetched| fetched.to_string())
+}
+
+/// The same for `--json`: `{"launcher", "what", "pinned"}`, or `null`.
+pub fn fetch_json(server: &ServerConfig) -> Value {
+    server.fetched().map_or(
+        Value::Null,
+        |f| json!({ "launcher": f.launcher, "what": f.what, "pinned": f.pinned }),
+    )
 }

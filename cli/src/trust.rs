@@ -242,7 +242,8 @@ impl Session {
                 .map(|(server, file, state, changes)| {
                     json!({ "name": server.name, "state": state_name(state), "file": file,
                             "command": std::iter::once(&server.command).chain(&server.args).collect::<Vec<_>>(),
-                            "changes": changes, "sandbox": crate::reach::rules_json(server) })
+                            "changes": changes, "sandbox": crate::reach::rules_json(server),
+                            "fetches": crate::reach::fetch_json(server) })
                 })
                 .collect();
             print_json(&json!({ "servers": rows }));
@@ -261,6 +262,9 @@ impl Session {
                 file.display()
             );
             outln!("    {}", command_line(server));
+            if let Some(line) = crate::reach::fetch_line(server) {
+                outln!("    fetches: {line}");
+            }
             for line in crate::reach::rule_lines(server) {
                 outln!("    sandbox: {line}");
             }
@@ -279,6 +283,9 @@ fn ask(held: &Held, server: &ServerConfig) -> bool {
         held.name
     );
     let _ = writeln!(err, "  command: {}", command_line(server));
+    if let Some(line) = crate::reach::fetch_line(server) {
+        let _ = writeln!(err, "  fetches: {line}");
+    }
     let cwd = server.cwd.as_ref().map_or_else(
         || "the current directory".to_owned(),
         |d| d.display().to_string(),

@@ -368,3 +368,77 @@ fn an_edited_script_of_a_trusted_server_is_refused_naming_the_file() {
     );
     assert_eq!(s.lines("starts"), 2);
 }
+
+/// A launcher that fetches what it runs is said wherever the command line
+/// is shown: unpinned, or pinned. Nothing is started for it here (the
+/// entries stay untrusted).
+#[test]
+fn unpinned_launchers_are_said_in_trust_and_servers() {
+    let s = Scratch::new("trust-unpinned");
+    let servers = json!({ "mcpServers": {
+        "loose": { "command": "npx", "args": ["-y", "@example/mcp-server"] },
+        "fixed": { "command": "uvx", "args": ["mcp-server-time==0.6.2"] },
+        "image": { "command": "docker", "args": ["run", "-i", "--rm", "mcp/fetch:latest"] },
+    }});
+    std::fs::write(s.0.join(".mcp.json"), servers.to_string()).unwrap();
+    let listed = s.run(&["trust"]);
+    assert_eq!(listed.code, 0, "{listed:?}");
+    for line in [
+        "    fetches: npx @example/mcp-server: unpinned: the registry decides what runs at each start",
+        "    fetches: uvx mcp-server-time==0.6.2: pinned",
+        "    fetches: docker run mcp/fetch:latest: unpinned: the registry decides what runs at each start",
+    ] {
+        assert!(listed.stdout.lines().any(|l| l == line), "{line:?} in {listed:?}");
+    }
+    let rows = s.run(&["--json", "servers"]).json();
+    let fetches: Vec<(&str, &Value)> = rows["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), &r["fetches"]))
+        .collect();
+    assert_eq!(
+        fetches,
+        [
+            (
+                "fixed",
+                &json!({ "launcher": "uvx", "what": "mcp-server-time==0.6.2", "pinned": true })
+            ),
+            (
+                "image",
+                &json!({ "launcher": "docker run", "what": "mcp/fetch:latest", "pinned": false })
+            ),
+            (
+                "loose",
+                &json!({ "launcher": "npx", "what": "@example/mcp-server", "pinned": false })
+            ),
+        ]
+    );
+    let text = s.run(&["servers"]);
+    assert!(
+        text.stdout
+            .contains("    fetches: npx @example/mcp-server: unpinned"),
+        "{text:?}"
+    );
+}
+
+/// The question on a terminal says it too (answered no: nothing starts).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_question_says_an_unpinned_launcher() {
+    let s = Scratch::new("trust-ask-unpinned");
+    let servers = json!({ "mcpServers": {
+        "loose": { "command": "npx", "args": ["-y", "@example/mcp-server"] },
+    }});
+    std::fs::write(s.0.join(".mcp.json"), servers.to_string()).unwrap();
+    let line = format!("{} call loose some_tool", common::CLI);
+    let no = common::on_terminal(&s, &line, &[], &["n\n"]);
+    assert_eq!(no.code, 1, "{no:?}");
+    assert!(
+        no.stdout.contains(
+            "  fetches: npx @example/mcp-server: unpinned: the registry decides what runs at each start"
+        ),
+        "{no:?}"
+    );
+    assert!(no.stdout.contains("nothing was started"), "{no:?}");
+}

@@ -54,6 +54,7 @@ pub(crate) mod error;
 mod code;
 mod fingerprint;
 mod jsonc;
+mod launcher;
 mod parse;
 mod sandbox;
 mod substitute;
@@ -63,6 +64,7 @@ mod warning;
 pub use error::ConfigError;
 pub(crate) use fingerprint::sha256;
 pub use fingerprint::LaunchFingerprint;
+pub use launcher::Fetched;
 pub use trust::{TrustError, TrustState, TrustStore};
 pub use warning::ConfigWarning;
 
