@@ -7,7 +7,7 @@ use stdio_mcp::group::ServerState;
 
 use crate::commands::{failed, print_json, Session};
 use crate::failure::Failure;
-use crate::output::{errln, outln};
+use crate::output::{self, errln, outln};
 use crate::view::View;
 
 impl Session {
@@ -19,6 +19,7 @@ impl Session {
         let skipped = config.skipped().to_vec();
         let group = self.group(config).await;
         let tools = group.tools().await;
+        output::warn(group.warnings());
         let mut rows = Vec::new();
         for (name, state) in group.servers() {
             let count = tools.iter().filter(|t| t.server == name).count();
@@ -121,6 +122,7 @@ impl Session {
         let (config, server) = self.config_for(server.as_deref())?;
         let group = self.group(config).await;
         let tools = group.tools().await;
+        output::warn(group.warnings());
         let failures: Vec<(String, String)> = group
             .servers()
             .into_iter()

@@ -47,6 +47,15 @@ pub fn set_warnings(warnings: Vec<String>) {
     WARNINGS.with(|w| *w.borrow_mut() = warnings);
 }
 
+/// Says `warnings` found while the command ran (a tool filter that
+/// matches nothing) on stderr, and keeps them with the config's for `--json`.
+pub fn warn(warnings: Vec<String>) {
+    for warning in &warnings {
+        err_line(format_args!("stdio-mcp: warning: {warning}"));
+    }
+    WARNINGS.with(|w| w.borrow_mut().extend(warnings));
+}
+
 /// `document` with the running command's config warnings beside what it
 /// holds (`"warnings": [..]`), when it has any and is an object.
 pub fn with_warnings(document: &serde_json::Value) -> serde_json::Value {

@@ -106,6 +106,20 @@ impl View {
         servers
     }
 
+    /// The tool filters of its servers that match nothing (once listed).
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        let servers: Vec<String> = self.servers().into_iter().map(|(name, _)| name).collect();
+        self.group
+            .warnings()
+            .into_iter()
+            .filter(|w| {
+                servers
+                    .iter()
+                    .any(|s| w.starts_with(&format!("server {s:?}:")))
+            })
+            .collect()
+    }
+
     pub(crate) fn errors(&self) -> Vec<(String, String)> {
         let mut errors = self.group.errors();
         errors.retain(|(name, _)| self.sees(name));

@@ -775,3 +775,29 @@ fn a_forms_lists_and_titled_choices_are_answered_as_their_schema_says() {
         "{r:?}"
     );
 }
+
+/// A tool filter that matches none of its server's tools is a warning on
+/// stderr (and in `--json`'s `warnings`), naming the entry and the closest
+/// tool: an `excludeTools` that matches nothing leaves every tool reachable.
+#[test]
+fn a_tool_filter_that_matches_nothing_is_said() {
+    let s = Scratch::new("filter-warning");
+    let config = s.config(json!({
+        "demo": { "command": peer(), "excludeTools": ["countdwn", "add"] },
+    }));
+    let said = "stdio-mcp: warning: server \"demo\": excludeTools entry \"countdwn\" matches none of its 3 tools (did you mean \"countdown\"?)";
+    let r = s.run(&["--config", &config, "tools", "demo"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stderr.lines().collect::<Vec<_>>(), [said], "{r:?}");
+    let listed: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(listed, ["echo", "countdown"], "{r:?}");
+    let document = s.run(&["--config", &config, "--json", "tools"]).json();
+    assert_eq!(
+        document["warnings"],
+        json!([said.trim_start_matches("stdio-mcp: warning: ")])
+    );
+}

@@ -106,7 +106,7 @@ pub(super) fn closest(key: &str) -> Option<&'static str> {
 }
 
 /// The name of `known` that `key` is a likely typo of.
-pub(super) fn closest_in(key: &str, known: &[&'static str]) -> Option<&'static str> {
+pub(crate) fn closest_in<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
     let lower = key.to_ascii_lowercase();
     known
         .iter()

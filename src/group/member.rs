@@ -75,6 +75,9 @@ pub(crate) struct Member {
     /// Its part of the group's tools as last known (for the change hook):
     /// what its client last listed and did not hold back, or its catalog.
     part: Mutex<Vec<Tool>>,
+    /// The names of its tools as last listed (or cached), before the
+    /// group's filters: `None` until known.
+    listed: Mutex<Option<Vec<String>>>,
     /// When the group last asked something of it (for the idle timeout).
     used: Mutex<Instant>,
     /// The group's requests to it under way (a call, a read).
@@ -87,9 +90,10 @@ impl Member {
         fingerprint: String,
         started: MemberState,
     ) -> Arc<Self> {
+        // Its catalog, when the cache knows one.
         let part = match &started {
-            MemberState::Idle(cached) => cached.tools.clone(),
-            _ => Vec::new(),
+            MemberState::Idle(cached) if cached.is_known() => Some(cached.tools.clone()),
+            _ => None,
         };
         let mut member = Member {
             config,
@@ -101,10 +105,13 @@ impl Member {
             processes: Mutex::new(Vec::new()),
             reported: Mutex::new((None, false)),
             part: Mutex::new(Vec::new()),
+            listed: Mutex::new(None),
             used: Mutex::new(Instant::now()),
             in_use: AtomicUsize::new(0),
         };
-        member.part = Mutex::new(member.offered(part));
+        if let Some(part) = part {
+            member.part = Mutex::new(member.offered(part));
+        }
         Arc::new(member)
     }
 
@@ -118,10 +125,50 @@ impl Member {
         included && !config.exclude_tools.iter().any(|p| glob(p, name))
     }
 
-    /// Those of `tools` the group offers.
+    /// Those of `tools`, its whole listing, the group offers.
     pub(crate) fn offered(&self, mut tools: Vec<Tool>) -> Vec<Tool> {
+        *lock(&self.listed) = Some(tools.iter().map(|t| t.name.clone()).collect());
         tools.retain(|tool| self.offers(&tool.name));
         tools
+    }
+
+    /// Each `includeTools` or `excludeTools` pattern of its entry that
+    /// matches none of its tools, once they are listed: a filter that
+    /// filters nothing (a deny that never matches looks like a working one).
+    pub(crate) fn filter_warnings(&self) -> Vec<String> {
+        let listed = lock(&self.listed);
+        let Some(names) = listed.as_ref() else {
+            return Vec::new();
+        };
+        let known: Vec<&str> = names.iter().map(String::as_str).collect();
+        let config = &self.config;
+        let include = config.include_tools.as_deref().unwrap_or_default();
+        let mut warnings = Vec::new();
+        for (key, patterns) in [
+            ("includeTools", include),
+            ("excludeTools", &config.exclude_tools[..]),
+        ] {
+            for pattern in patterns {
+                if known.iter().any(|name| glob(pattern, name)) {
+                    continue;
+                }
+                let near = crate::config::closest_in(pattern, &known)
+                    .or_else(|| {
+                        known
+                            .iter()
+                            .copied()
+                            .find(|name| name.contains(pattern.as_str()))
+                    })
+                    .map(|name| format!(" (did you mean {name:?}?)"))
+                    .unwrap_or_default();
+                warnings.push(format!(
+                    "server {:?}: {key} entry {pattern:?} matches none of its {} tools{near}",
+                    self.name(),
+                    known.len()
+                ));
+            }
+        }
+        warnings
     }
 
     /// Told of its client's listing: `visible` (what it does not hold back)
@@ -271,6 +318,7 @@ impl Member {
         }
         let tools = client.tools().await.ok()?;
         let held = client.held_tools().await;
+        *lock(&self.listed) = Some(tools.iter().chain(&held).map(|t| t.name.clone()).collect());
         let entry = caching.then(|| CachedServer::of(&client, &self.fingerprint, &tools));
         Some(MemberTools { tools, held, entry })
     }

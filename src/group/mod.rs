@@ -164,6 +164,29 @@ impl Group {
             .collect()
     }
 
+    /// What in the configuration looks like it works and does not: each
+    /// `includeTools` or `excludeTools` entry that matches none of its
+    /// server's tools, once they are listed (or known from the catalog
+    /// cache), naming the server, the entry and the closest tool. An
+    /// `excludeTools` that matches nothing leaves every tool reachable.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let group = stdio_mcp::group::Group::builder(stdio_mcp::config::Config::load(".mcp.json")?).connect().await;
+    /// for warning in group.warnings() {
+    ///     eprintln!("warning: {warning}");
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(()) });
+    /// ```
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        let mut members = self.members();
+        members.sort_by(|a, b| a.name().cmp(b.name()));
+        members.iter().flat_map(|m| m.filter_warnings()).collect()
+    }
+
     /// The member named `name`, or an error naming the servers there are
     /// (or the entry's config error).
     fn member(&self, name: &str) -> Result<Arc<Member>, Error> {

@@ -266,3 +266,36 @@ async fn groups_under_async_std() {
 async fn groups_under_tokio() {
     common::within(10, connect_and_call()).await;
 }
+
+/// A tool filter that filters nothing is said, once the tools are listed:
+/// the entry, the name and the closest tool; one that matches says nothing.
+#[test]
+fn a_tool_filter_that_matches_nothing_is_a_warning() {
+    run(20, async {
+        let group = Group::builder(config(&[
+            (
+                "a",
+                &[],
+                json!({"includeTools": ["e*", "ad"], "excludeTools": ["countdwn", "delete_*"]}),
+            ),
+            ("b", &[], json!({"excludeTools": ["add"]})),
+        ]))
+        .connect()
+        .await;
+        assert!(
+            group.warnings().is_empty(),
+            "nothing is known before a listing"
+        );
+        let offered: Vec<String> = group.tools().await.into_iter().map(|t| t.name).collect();
+        assert_eq!(offered, ["a__echo", "b__echo", "b__countdown"]);
+        assert_eq!(
+            group.warnings(),
+            [
+                r#"server "a": includeTools entry "ad" matches none of its 3 tools (did you mean "add"?)"#,
+                r#"server "a": excludeTools entry "countdwn" matches none of its 3 tools (did you mean "countdown"?)"#,
+                r#"server "a": excludeTools entry "delete_*" matches none of its 3 tools"#,
+            ]
+        );
+        group.close().await;
+    });
+}
