@@ -255,6 +255,47 @@ pub enum ErrorKind {
     Denied,
 }
 
+impl ErrorKind {
+    /// The kind's stable name, in lower case with underscores (`start`,
+    /// `exited`, `timeout`, `rpc`, `protocol`, `closed`, `gave_up`,
+    /// `invalid_arguments`, `driver_dropped`, `config`, `tool`,
+    /// `cancelled`, `denied`): what a program that prints a kind (the
+    /// command line's `--json`) writes, whatever the variant is called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use stdio_mcp::ErrorKind;
+    ///
+    /// assert_eq!(ErrorKind::GaveUp.as_str(), "gave_up");
+    /// assert_eq!(ErrorKind::Timeout.to_string(), "timeout");
+    /// ```
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Start => "start",
+            ErrorKind::Exited => "exited",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Rpc => "rpc",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::Closed => "closed",
+            ErrorKind::GaveUp => "gave_up",
+            ErrorKind::InvalidArguments => "invalid_arguments",
+            ErrorKind::DriverDropped => "driver_dropped",
+            ErrorKind::Config => "config",
+            ErrorKind::Tool => "tool",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Denied => "denied",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl Error {
     /// What kind of failure this is (through a server's name, if it has one).
     ///

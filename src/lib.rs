@@ -130,17 +130,6 @@ mod transport;
 
 pub use builder::{TransportBuilder, DEFAULT_MAX_MESSAGE_SIZE};
 
-/// The transport's builder under its old name.
-///
-/// # Examples
-///
-/// ```
-/// #[allow(deprecated)]
-/// let builder: stdio_mcp::Builder = stdio_mcp::Transport::builder(["my-mcp-server"]);
-/// # let _ = builder;
-/// ```
-#[deprecated(since = "0.1.0", note = "renamed `TransportBuilder`")]
-pub type Builder = TransportBuilder;
 pub use child::ExitStatus;
 pub use driver::Driver;
 pub use driver::RunUntil;

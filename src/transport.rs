@@ -281,8 +281,8 @@ impl Transport {
     /// t.close().await?;
     /// # Ok::<(), stdio_mcp::Error>(()) }).unwrap();
     /// ```
-    pub fn set_timeout(&self, limit: Option<Duration>) {
-        self.shared.lock().default_timeout = limit;
+    pub fn set_timeout(&self, limit: impl Into<Option<Duration>>) {
+        self.shared.lock().default_timeout = limit.into();
     }
 
     /// The default time limit new requests get.

@@ -69,7 +69,7 @@ impl From<Error> for Failure {
         };
         Failure {
             code,
-            kind: format!("{:?}", error.kind()).to_lowercase(),
+            kind: error.kind().as_str().to_owned(),
             message: in_command_line_words(&error.to_string()),
             server: error.server().map(str::to_owned),
             printed: false,

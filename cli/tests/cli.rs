@@ -145,7 +145,7 @@ fn call_types_arguments_by_the_schema_and_says_what_does_not_fit() {
     // Checked against the schema before sending: a and b are required.
     let r = s.run(&["--config", &config, "--json", "call", "demo", "add", "a=1"]);
     assert_eq!(r.code, 1, "{r:?}");
-    assert_eq!(r.json()["error"]["kind"], "invalidarguments");
+    assert_eq!(r.json()["error"]["kind"], "invalid_arguments");
     let r = s.run(&[
         "--config",
         &config,

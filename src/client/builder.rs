@@ -303,8 +303,8 @@ impl ClientBuilder {
     ///     .await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
-    pub fn request_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.request_timeout = limit;
+    pub fn request_timeout(mut self, limit: impl Into<Option<Duration>>) -> Self {
+        self.request_timeout = limit.into();
         self
     }
 

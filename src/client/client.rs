@@ -125,7 +125,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// println!("{} {}", client.server_info().name, client.server_info().version);
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
@@ -140,7 +140,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// if client.server_capabilities().tools.is_some() {
     ///     println!("{} tools", client.list_tools().await?.len());
     /// }
@@ -162,7 +162,7 @@ impl Client {
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, Era, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};
     ///
-    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = Client::connect(["my-mcp-server"]).await?;
     /// let known = match client.era() {
     ///     Era::Modern => &MODERN_PROTOCOL_VERSIONS[..],
     ///     _ => &LEGACY_PROTOCOL_VERSIONS[..],
@@ -184,7 +184,7 @@ impl Client {
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, Era};
     ///
-    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = Client::connect(["my-mcp-server"]).await?;
     /// assert_ne!(client.era(), Era::Auto);
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
@@ -199,7 +199,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// if let Some(hints) = client.instructions() {
     ///     println!("the server suggests: {hints}");
     /// }
@@ -218,7 +218,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// let raw = client.transport().send_request("tools/list", None).await?;
     /// println!("{raw}");
     /// # Ok::<(), stdio_mcp::Error>(()) });
@@ -237,7 +237,7 @@ impl Client {
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, RestartPolicy};
     ///
-    /// let client = Client::builder(stdio_mcp::Transport::builder(["my-mcp-server"]))
+    /// let client = Client::builder(["my-mcp-server"])
     ///     .restart(RestartPolicy::default())
     ///     .connect()
     ///     .await?;
@@ -337,7 +337,7 @@ impl Client {
     /// use serde_json::json;
     /// use stdio_mcp::client::{CallOptions, Client};
     ///
-    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = Client::connect(["my-mcp-server"]).await?;
     /// let page = client
     ///     .request(
     ///         "resources/list",
@@ -378,7 +378,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// let status = client.close().await?;
     /// println!("the server exited with {status}");
     /// assert!(!client.transport().is_alive());
@@ -400,7 +400,7 @@ impl Client {
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, ClientState};
     ///
-    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = Client::connect(["my-mcp-server"]).await?;
     /// assert_eq!(client.state(), ClientState::Ready);
     /// client.close().await?;
     /// assert_eq!(client.state(), ClientState::Closed);
@@ -445,7 +445,7 @@ impl fmt::Debug for Client {
 ///
 /// ```no_run
 /// # futures::executor::block_on(async {
-/// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+/// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
 /// let closing: stdio_mcp::client::ClientClose = client.close();
 /// assert!(closing.await?.success());
 /// # Ok::<(), stdio_mcp::Error>(()) });

@@ -26,7 +26,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// client.subscribe("file:///notes.md").await?; // updates arrive as notifications/resources/updated
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
@@ -47,7 +47,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// client.subscribe("file:///notes.md").await?;
     /// client.unsubscribe("file:///notes.md").await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
@@ -85,7 +85,7 @@ impl Client {
     /// use futures::StreamExt;
     /// use stdio_mcp::client::{Client, ListenFilter};
     ///
-    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = Client::connect(["my-mcp-server"]).await?;
     /// let mut updates = client
     ///     .listen(ListenFilter::new().resource("file:///notes.md").tools_list_changed())
     ///     .await?;

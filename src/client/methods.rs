@@ -34,7 +34,7 @@ impl Client {
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, ResourceTemplate};
     ///
-    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = Client::connect(["my-mcp-server"]).await?;
     /// let templates = client.listing::<ResourceTemplate>().await?;
     /// println!("{} templates, cache scope {:?}", templates.items.len(), templates.cache_scope);
     /// # Ok::<(), stdio_mcp::Error>(()) });
@@ -102,7 +102,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// client.ping().await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
@@ -127,7 +127,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// for prompt in client.list_prompts().await? {
     ///     println!("{} ({} arguments)", prompt.name, prompt.arguments.len());
     /// }
@@ -147,7 +147,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// let prompt = client.get_prompt("review", serde_json::json!({"code": "fn main() {}"})).await?;
     /// for message in prompt.messages {
     ///     println!("{}: {:?}", message.role, message.content);
@@ -172,7 +172,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// for resource in client.list_resources().await? {
     ///     println!("{} {}", resource.uri, resource.name);
     /// }
@@ -192,7 +192,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// for template in client.list_resource_templates().await? {
     ///     println!("{}", template.uri_template);
     /// }
@@ -212,7 +212,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// let read = client.read_resource("file:///notes.md").await?;
     /// println!("{}", read.contents[0].text.as_deref().unwrap_or("(binary)"));
     /// # Ok::<(), stdio_mcp::Error>(()) });
@@ -232,7 +232,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// client.set_logging_level(stdio_mcp::client::LoggingLevel::Warning).await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
@@ -265,7 +265,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// let ref_ = serde_json::json!({"type": "ref/prompt", "name": "review"});
     /// let done = client.complete(ref_, "language", "py").await?;
     /// println!("{:?}", done.completion.values);

@@ -86,7 +86,9 @@ impl CallOptions {
         Self::default()
     }
 
-    /// This call's time limit, instead of the client's default. A call
+    /// This call's time limit, instead of the client's default: `Some(d)`
+    /// (or `d`) is a limit of `d`, `None` no limit at all — the same shape as
+    /// [`RequestOptions::timeout`](crate::RequestOptions::timeout). A call
     /// that becomes a task is bounded by it (and by
     /// [`max_total_time`](Self::max_total_time)) from its start to the task's
     /// end, whatever progress comes; running out cancels the task.
@@ -95,11 +97,23 @@ impl CallOptions {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let options = stdio_mcp::client::CallOptions::new().timeout(Duration::from_secs(5));
-    /// # let _ = options;
+    /// use stdio_mcp::client::CallOptions;
+    ///
+    /// let five_seconds = CallOptions::new().timeout(Duration::from_secs(5));
+    /// let no_limit = CallOptions::new().timeout(None);
+    /// # let _ = (five_seconds, no_limit);
     /// ```
-    pub fn timeout(mut self, limit: Duration) -> Self {
-        self.timeout = Some(limit);
+    pub fn timeout(mut self, limit: impl Into<Option<Duration>>) -> Self {
+        match limit.into() {
+            Some(limit) => {
+                self.timeout = Some(limit);
+                self.unbounded = false;
+            }
+            None => {
+                self.timeout = None;
+                self.unbounded = true;
+            }
+        }
         self
     }
 

@@ -47,7 +47,7 @@ use super::wire::{send_listen, Protocol};
 /// use futures::StreamExt;
 /// use stdio_mcp::client::{Client, ListenFilter, RestartPolicy, RESTARTED};
 ///
-/// let client = Client::builder(stdio_mcp::Transport::builder(["my-mcp-server"]))
+/// let client = Client::builder(["my-mcp-server"])
 ///     .restart(RestartPolicy::default())
 ///     .connect()
 ///     .await?;

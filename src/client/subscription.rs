@@ -360,7 +360,7 @@ fn is_exit(error: &Error) -> bool {
 /// use futures::StreamExt;
 /// use stdio_mcp::client::{Client, ListenFilter};
 ///
-/// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+/// let client = Client::connect(["my-mcp-server"]).await?;
 /// let mut changes = client.listen(ListenFilter::new().tools_list_changed()).await?;
 /// while let Some(change) = changes.next().await {
 ///     println!("{}: the tools changed", change.method);
@@ -414,7 +414,7 @@ impl Subscription {
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, ListenFilter};
     ///
-    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = Client::connect(["my-mcp-server"]).await?;
     /// let changes = client.listen(ListenFilter::new().tools_list_changed()).await?;
     /// println!("agreed: {:?}", changes.acknowledged());
     /// # Ok::<(), stdio_mcp::Error>(()) });

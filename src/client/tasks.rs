@@ -215,7 +215,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// // An id persisted from `CallOptions::on_task` before the host restarted:
     /// let report = client.task("786512e2-9e0d-44bd-8f29-789f320fe840").await?;
     /// println!("{}", report.text());
@@ -253,7 +253,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// client.cancel_task("786512e2-9e0d-44bd-8f29-789f320fe840").await?;
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```

@@ -46,7 +46,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// // Before each turn of a conversation: no request unless the list changed.
     /// for tool in client.tools().await? {
     ///     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
@@ -133,7 +133,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// for tool in client.list_tools().await? {
     ///     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
     /// }
@@ -166,7 +166,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
     /// if result.is_error {
     ///     eprintln!("the tool failed: {}", result.text());
@@ -200,7 +200,7 @@ impl Client {
     ///
     /// ```no_run
     /// # futures::executor::block_on(async {
-    /// let client = stdio_mcp::client::Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = stdio_mcp::client::Client::connect(["my-mcp-server"]).await?;
     /// let result = client
     ///     .call_tool_with_progress("build", serde_json::json!({}), |p| {
     ///         println!("{} of {:?}: {}", p.progress, p.total, p.message.as_deref().unwrap_or(""))
@@ -233,7 +233,7 @@ impl Client {
     /// use serde_json::json;
     /// use stdio_mcp::client::{CallOptions, Client};
     ///
-    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = Client::connect(["my-mcp-server"]).await?;
     /// let built = client
     ///     .call_tool_with(
     ///         "build",

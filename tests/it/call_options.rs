@@ -175,3 +175,27 @@ fn meta_that_cannot_be_carried_is_a_clear_error_and_sends_nothing() {
         client.close().await.unwrap();
     });
 }
+
+/// `timeout(None)` is no limit for this call, as `RequestOptions` says it:
+/// not the client's, nor the transport's.
+#[test]
+fn a_call_with_no_limit_outlasts_the_clients_and_the_transports() {
+    run(20, async {
+        let client = Client::builder(peer(&[]).timeout(Duration::from_millis(100)))
+            .request_timeout(Duration::from_millis(100))
+            .connect()
+            .await
+            .unwrap();
+        let sleep = || Some(json!({ "ms": 400 }));
+        let error = client
+            .request("test/sleep", sleep(), CallOptions::new())
+            .await
+            .unwrap_err();
+        assert_eq!(error.category(), Some("timeout"));
+        let answered = client
+            .request("test/sleep", sleep(), CallOptions::new().timeout(None))
+            .await;
+        assert!(answered.is_ok(), "{answered:?}");
+        client.close().await.unwrap();
+    });
+}

@@ -54,7 +54,7 @@ list_item!(
 /// # futures::executor::block_on(async {
 /// use stdio_mcp::client::{Client, Tool};
 ///
-/// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+/// let client = Client::connect(["my-mcp-server"]).await?;
 /// let tools = client.listing::<Tool>().await?;
 /// println!("{} tools, fresh: {}", tools.items.len(), tools.is_fresh());
 /// # Ok::<(), stdio_mcp::Error>(()) });
@@ -82,7 +82,7 @@ impl<T> Listing<T> {
     /// # futures::executor::block_on(async {
     /// use stdio_mcp::client::{Client, Prompt};
     ///
-    /// let client = Client::connect(stdio_mcp::Transport::builder(["my-mcp-server"])).await?;
+    /// let client = Client::connect(["my-mcp-server"]).await?;
     /// let mut prompts = client.listing::<Prompt>().await?;
     /// if !prompts.is_fresh() {
     ///     prompts = client.listing::<Prompt>().await?;
