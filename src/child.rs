@@ -6,7 +6,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::process::Stdio;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock};
 
 use async_process::{ChildStderr, ChildStdin, ChildStdout};
 use futures::channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
@@ -151,11 +151,7 @@ pub(crate) fn orphan(exit: StatusFuture) {
 
 /// The orphans to await; `None` after the first call (one thread awaits them).
 pub(crate) fn orphans() -> Option<UnboundedReceiver<StatusFuture>> {
-    orphanage()
-        .receiver
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take()
+    crate::lock::lock(&orphanage().receiver).take()
 }
 
 /// How the MCP server process ended: an exit code or, on Unix, the signal that killed it.

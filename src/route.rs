@@ -4,7 +4,7 @@
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
@@ -78,7 +78,7 @@ impl SharedHandlers {
     /// Handlers for one more process, each calling the shared one.
     pub(crate) fn handlers(&self) -> Handlers {
         fn call<T: ?Sized>(shared: &Arc<Mutex<Box<T>>>) -> std::sync::MutexGuard<'_, Box<T>> {
-            shared.lock().unwrap_or_else(PoisonError::into_inner)
+            crate::lock::lock(shared)
         }
         let stderr = self.stderr.clone();
         let notification = self.notification.clone();

@@ -121,9 +121,7 @@ impl Shared {
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic elsewhere while holding the lock leaves plain data behind; keep going.
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::lock::lock(&self.state)
     }
 
     pub(crate) fn next_id(&self) -> u64 {

@@ -92,7 +92,7 @@ impl Inbound {
     }
 
     fn lock_tasks(&self) -> std::sync::MutexGuard<'_, HashMap<String, TaskNews>> {
-        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock::lock(&self.tasks)
     }
 
     /// Keeps a task status notification for the task's follower, if any.
@@ -126,7 +126,7 @@ impl Inbound {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, RouteCallback>> {
-        self.calls.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock::lock(&self.calls)
     }
 
     /// Hands a `notifications/progress` to the call that owns its token, if any.
@@ -140,7 +140,7 @@ impl Inbound {
         // Not called under the map's lock: the callback may start other calls.
         let callback = self.lock().get(&token).cloned();
         if let (Some(callback), Ok(progress)) = (callback, serde_json::from_value(params.clone())) {
-            let mut callback = callback.lock().unwrap_or_else(|e| e.into_inner());
+            let mut callback = crate::lock::lock(&callback);
             (*callback)(&progress);
         }
     }

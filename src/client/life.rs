@@ -126,7 +126,7 @@ impl Life {
     }
 
     fn lock(&self) -> MutexGuard<'_, LifeState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock::lock(&self.state)
     }
 
     /// The current process's transport, as it is.

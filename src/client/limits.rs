@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -104,7 +104,7 @@ impl Limits<'_> {
         reset: bool,
         last: Option<&LastProgress>,
     ) -> Option<(Instant, Duration)> {
-        let progress = last.and_then(|l| *l.at.lock().unwrap_or_else(PoisonError::into_inner));
+        let progress = last.and_then(|l| *crate::lock::lock(&l.at));
         let since = match progress {
             Some(at) if reset && at > round => at,
             _ => round,

@@ -4,7 +4,7 @@
 //! server that writes only noise fails the connect at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use event_listener::Event;
 
@@ -48,7 +48,7 @@ impl Noise {
                 // An answer that came too late is JSON-RPC, not noise.
                 inner.spoke.store(true, Ordering::Relaxed);
             } else {
-                let mut seen = inner.seen.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut seen = crate::lock::lock(&inner.seen);
                 seen.lines += 1;
                 if seen.first.len() < QUOTED {
                     seen.first.push(line.line.chars().take(EXCERPT).collect());
@@ -88,7 +88,7 @@ impl Noise {
 
     /// How many lines so far, and the first.
     pub(crate) fn seen(&self) -> (u64, Option<String>) {
-        let seen = self.0.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let seen = crate::lock::lock(&self.0.seen);
         (seen.lines, seen.first.first().cloned())
     }
 
@@ -98,7 +98,7 @@ impl Noise {
         loop {
             let listener = self.0.overflow.listen();
             let (lines, first) = {
-                let seen = self.0.seen.lock().unwrap_or_else(PoisonError::into_inner);
+                let seen = crate::lock::lock(&self.0.seen);
                 (seen.lines, seen.first.clone())
             };
             if lines >= NOISE_LIMIT {

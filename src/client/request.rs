@@ -2,7 +2,7 @@
 //! the rounds of a multi round-trip request (its time limits: `limits.rs`).
 
 use std::fmt;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
@@ -287,7 +287,7 @@ impl<'a> ProgressRoute<'a> {
             if let Some(user) = &mut user {
                 user(p);
             }
-            *seen.at.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+            *crate::lock::lock(&seen.at) = Some(Instant::now());
             seen.waker.wake();
         });
         ProgressRoute {

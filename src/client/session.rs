@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::pin::pin;
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use futures::future::{select, Either};
@@ -413,9 +413,7 @@ pub(super) async fn handshake(
 /// of this process: a second connect to one skips the probe.
 fn eras() -> MutexGuard<'static, HashMap<String, Era>> {
     static ERAS: OnceLock<Mutex<HashMap<String, Era>>> = OnceLock::new();
-    ERAS.get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
+    crate::lock::lock(ERAS.get_or_init(Mutex::default))
 }
 
 /// `Era::Legacy` for a command line whose server ignored the probe before.

@@ -302,7 +302,7 @@ impl Listeners {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Listener>> {
-        self.open.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock::lock(&self.open)
     }
 
     pub(crate) fn deliver(&self, notification: &Notification) {

@@ -2,7 +2,7 @@
 //! says its tools changed, or the server is restarted; and one listing at a
 //! time, however many callers find it stale.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use event_listener::{Event, EventListener};
@@ -68,7 +68,7 @@ pub(crate) enum Look<'a> {
 
 impl ToolCache {
     fn lock(&self) -> MutexGuard<'_, Cached> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::lock::lock(&self.state)
     }
 
     pub(crate) fn look(&self, now: Version) -> Look<'_> {

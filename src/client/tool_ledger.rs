@@ -5,7 +5,7 @@
 //! client's methods that read it are in `tool_safety.rs`).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::model::tool_changes::{compare, same, ToolChanges};
 use super::model::types::Tool;
@@ -53,7 +53,7 @@ impl ToolLedger {
     }
 
     fn lock(&self) -> MutexGuard<'_, Ledger> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::lock::lock(&self.state)
     }
 
     pub(crate) fn tracking(&self) -> bool {

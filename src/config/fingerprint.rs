@@ -144,41 +144,12 @@ pub(crate) fn sha256(bytes: &[u8]) -> String {
     text
 }
 
-/// JSON text with every object's keys sorted and no spaces, whatever order
-/// the map keeps (serde_json keeps insertion order when a dependency asks).
+/// JSON text in RFC 8785's canonical form (`serde_jcs`, as a tool's
+/// digest): keys sorted, no spaces, whatever order the map keeps. For the
+/// strings, arrays and booleans of a launch definition it is the form
+/// fingerprints were always taken of, so a kept trust store still matches.
 fn canonical(value: &Value) -> String {
-    fn write(value: &Value, out: &mut String) {
-        match value {
-            Value::Object(map) => {
-                let mut entries: Vec<_> = map.iter().collect();
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-                out.push('{');
-                for (i, (key, item)) in entries.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::from(key.as_str()).to_string());
-                    out.push(':');
-                    write(item, out);
-                }
-                out.push('}');
-            }
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write(item, out);
-                }
-                out.push(']');
-            }
-            scalar => out.push_str(&scalar.to_string()),
-        }
-    }
-    let mut out = String::new();
-    write(value, &mut out);
-    out
+    serde_jcs::to_string(value).unwrap_or_else(|_| value.to_string())
 }
 
 impl ServerConfig {

@@ -261,7 +261,7 @@ impl GroupBuilder {
 
     /// Keeps the group's catalog in the JSON file at `path`, and starts
     /// servers lazily from it: a server whose entry in the file matches its
-    /// configuration (a fingerprint of its command, arguments, environment
+    /// configuration (a hash of its command, arguments, environment
     /// and folder) is not started at connect but left
     /// [`Idle`](super::ServerState::Idle), its tools served from the file;
     /// its first call (or [`Group::client`]) starts it, once however many
@@ -430,18 +430,16 @@ impl GroupBuilder {
             .servers()
             .iter()
             .map(|server| {
-                let fingerprint = starter.fingerprint(server);
+                let cache_key = starter.cache_key(server);
                 let entry = cached
                     .remove(&server.name)
-                    .filter(|entry| entry.fingerprint == fingerprint);
+                    .filter(|entry| entry.cache_key == cache_key);
                 let started = match entry {
                     Some(entry) => MemberState::Idle(Arc::new(entry)),
-                    None if lazy => {
-                        MemberState::Idle(Arc::new(CachedServer::unknown(&fingerprint)))
-                    }
+                    None if lazy => MemberState::Idle(Arc::new(CachedServer::unknown(&cache_key))),
                     None => MemberState::Starting(None),
                 };
-                Member::new(server.clone(), fingerprint, started)
+                Member::new(server.clone(), cache_key, started)
             })
             .collect();
         for error in config.errors() {

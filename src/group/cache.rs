@@ -20,7 +20,9 @@ use crate::client::{Client, Era, Implementation, Tool};
 pub(crate) struct CachedServer {
     /// A hash of the command line the server was started with (program,
     /// arguments, environment, folder): another one means another server.
-    pub(crate) fingerprint: String,
+    /// (Not the config's launch fingerprint; the file's name for it stays.)
+    #[serde(rename = "fingerprint")]
+    pub(crate) cache_key: String,
     /// `"modern"` or `"legacy"`.
     pub(crate) era: String,
     pub(crate) protocol_version: String,
@@ -32,10 +34,10 @@ impl CachedServer {
     /// What a running server's client knows, with the tools just listed:
     /// only the definitions accepted, when its changes are held (the cache
     /// never takes a held one).
-    pub(crate) fn of(client: &Client, fingerprint: &str, listed: &[Tool]) -> Self {
+    pub(crate) fn of(client: &Client, cache_key: &str, listed: &[Tool]) -> Self {
         let tools = client.accepted_tools().unwrap_or_else(|| listed.to_vec());
         CachedServer {
-            fingerprint: fingerprint.to_owned(),
+            cache_key: cache_key.to_owned(),
             era: client.era().to_string(),
             protocol_version: client.protocol_version().to_owned(),
             server_info: client.server_info().clone(),
@@ -45,9 +47,9 @@ impl CachedServer {
 
     /// A server never started and not in the file (a lazy group's): no
     /// tools, no era; never written to the file.
-    pub(crate) fn unknown(fingerprint: &str) -> Self {
+    pub(crate) fn unknown(cache_key: &str) -> Self {
         CachedServer {
-            fingerprint: fingerprint.to_owned(),
+            cache_key: cache_key.to_owned(),
             era: String::new(),
             protocol_version: String::new(),
             server_info: Implementation {
@@ -88,9 +90,9 @@ struct File {
 
 const FORMAT: u32 = 1;
 
-/// A command line's fingerprint: FNV-1a over its text, 64 bits in hex, the
+/// A command line's key in the catalog cache: FNV-1a over its text, 64 bits in hex, the
 /// same in every run.
-pub(crate) fn fingerprint(command_line: &str) -> String {
+pub(crate) fn cache_key(command_line: &str) -> String {
     let hash = command_line
         .bytes()
         .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
@@ -189,9 +191,9 @@ mod tests {
 
     #[test]
     fn fingerprints_are_stable_and_tell_command_lines_apart() {
-        assert_eq!(fingerprint(""), "cbf29ce484222325");
-        assert_eq!(fingerprint("a"), "af63dc4c8601ec8c");
-        assert_ne!(fingerprint("npx a"), fingerprint("npx b"));
+        assert_eq!(cache_key(""), "cbf29ce484222325");
+        assert_eq!(cache_key("a"), "af63dc4c8601ec8c");
+        assert_ne!(cache_key("npx a"), cache_key("npx b"));
     }
 
     #[test]
@@ -200,7 +202,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("catalog.json");
         let entry = CachedServer {
-            fingerprint: fingerprint("x"),
+            cache_key: cache_key("x"),
             era: "legacy".into(),
             protocol_version: "2025-06-18".into(),
             server_info: serde_json::from_value(serde_json::json!({"name": "s", "version": "1"}))

@@ -59,8 +59,8 @@ pub(crate) struct Reached {
 
 pub(crate) struct Member {
     pub(crate) config: ServerConfig,
-    /// Its command line's fingerprint (the catalog cache's, and reload's).
-    pub(crate) fingerprint: String,
+    /// Its command line's key in the catalog cache (and for reload).
+    pub(crate) cache_key: String,
     state: Mutex<MemberState>,
     /// Notified when a start ends and when the member is closed.
     settled: Event,
@@ -85,11 +85,7 @@ pub(crate) struct Member {
 }
 
 impl Member {
-    pub(crate) fn new(
-        config: ServerConfig,
-        fingerprint: String,
-        started: MemberState,
-    ) -> Arc<Self> {
+    pub(crate) fn new(config: ServerConfig, cache_key: String, started: MemberState) -> Arc<Self> {
         // Its catalog, when the cache knows one.
         let part = match &started {
             MemberState::Idle(cached) if cached.is_known() => Some(cached.tools.clone()),
@@ -97,7 +93,7 @@ impl Member {
         };
         let mut member = Member {
             config,
-            fingerprint,
+            cache_key,
             state: Mutex::new(started),
             settled: Event::new(),
             starting: AtomicBool::new(false),
@@ -319,7 +315,7 @@ impl Member {
         let tools = client.tools().await.ok()?;
         let held = client.held_tools().await;
         *lock(&self.listed) = Some(tools.iter().chain(&held).map(|t| t.name.clone()).collect());
-        let entry = caching.then(|| CachedServer::of(&client, &self.fingerprint, &tools));
+        let entry = caching.then(|| CachedServer::of(&client, &self.cache_key, &tools));
         Some(MemberTools { tools, held, entry })
     }
 
@@ -584,7 +580,7 @@ impl Member {
     pub(crate) async fn last_catalog(&self) -> Option<CachedServer> {
         let client = self.running()?;
         let tools = client.tools().await.ok()?;
-        Some(CachedServer::of(&client, &self.fingerprint, &tools))
+        Some(CachedServer::of(&client, &self.cache_key, &tools))
     }
 }
 

@@ -37,7 +37,7 @@ mod state;
 
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::client::{Client, ToolChanges};
@@ -88,9 +88,7 @@ struct Core {
     ready_within: Duration,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use crate::lock::lock;
 
 impl Group {
     /// Starts describing a group of the stdio servers of `config`.

@@ -128,9 +128,9 @@ impl Group {
                     if let Some(member) = found {
                         ending.push(Arc::clone(member));
                     }
-                    let fingerprint = starter.fingerprint(server);
+                    let cache_key = starter.cache_key(server);
                     let member =
-                        Member::new(server.clone(), fingerprint, MemberState::Starting(None));
+                        Member::new(server.clone(), cache_key, MemberState::Starting(None));
                     next.push(Arc::clone(&member));
                     starting.push(member);
                     let what = if found.is_some() {

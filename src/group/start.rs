@@ -72,10 +72,10 @@ impl Starter {
         builder
     }
 
-    /// The fingerprint of the command line `config`'s server would run (the
-    /// user's hooks applied), as the catalog cache keys it.
-    pub(crate) fn fingerprint(&self, config: &ServerConfig) -> String {
-        super::cache::fingerprint(&self.command_key(config))
+    /// The catalog cache's key for the command line `config`'s server runs (the
+    /// user's hooks applied).
+    pub(crate) fn cache_key(&self, config: &ServerConfig) -> String {
+        super::cache::cache_key(&self.command_key(config))
     }
 
     /// The command line `config`'s server would run.

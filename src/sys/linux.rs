@@ -18,7 +18,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
 use futures::io::{AsyncRead, AsyncWrite};
@@ -122,7 +122,7 @@ impl Poller {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Weak<Readiness>>> {
-        self.sources.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::lock::lock(&self.sources)
     }
 
     /// Waits for events unless a wake came after the last pass (or `busy`),

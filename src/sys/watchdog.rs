@@ -29,7 +29,7 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex, Once, PoisonError};
+use std::sync::{Arc, Mutex, Once};
 
 /// The watchdog's program: it waits for the end of its input (the host's
 /// end), then gives what the list names 1 s (their stdin ended with the
@@ -111,7 +111,7 @@ impl Watched {
             libc::pthread_atfork(None, None, Some(in_forked_copy));
         });
         let me = std::process::id();
-        let mut watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut watch = crate::lock::lock(&WATCH);
         if watch.as_ref().is_some_and(|w| w.owner != me) {
             // A copy made by fork: the list and watchdog are the original's.
             // The socket was closed by the fork handler and the child is not
@@ -174,7 +174,7 @@ fn with_own(place: Option<(u32, usize)>, act: impl FnOnce(&mut Watch, usize)) {
     if owner != std::process::id() {
         return;
     }
-    let mut watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut watch = crate::lock::lock(&WATCH);
     if let Some(watch) = watch.as_mut().filter(|w| w.owner == owner) {
         act(watch, record);
     }
@@ -282,7 +282,7 @@ fn mind(socket: &UnixStream, number: u64) {
             Err(_) => break,
         }
     }
-    let mut watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut watch = crate::lock::lock(&WATCH);
     if let Some(watch) = watch.as_mut() {
         let current = watch.dog.as_ref().is_some_and(|dog| dog.number == number);
         if current && watch.owner == std::process::id() {
@@ -314,7 +314,7 @@ mod tests {
 
     /// What the host's list holds now.
     fn listed() -> Vec<libc::pid_t> {
-        let watch = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
+        let watch = crate::lock::lock(&WATCH);
         watch
             .as_ref()
             .map_or_else(Vec::new, |w| w.records.iter().flatten().copied().collect())

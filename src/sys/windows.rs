@@ -295,9 +295,7 @@ impl Drop for Stopper {
         let Some(job) = self.job.take().filter(|job| !self.group && job_busy(job)) else {
             return;
         };
-        let mut kept = KEPT_JOBS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut kept = crate::lock::lock(&KEPT_JOBS);
         kept.retain(job_busy);
         kept.push(job);
     }
