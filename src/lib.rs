@@ -122,6 +122,7 @@ pub mod group;
 mod lock;
 mod message;
 mod pending;
+mod replace_file;
 mod route;
 pub mod sandbox;
 mod shared;

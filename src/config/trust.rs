@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
@@ -331,22 +330,8 @@ impl TrustStore {
             _ => PathBuf::from("."),
         };
         sys::create_private_dir(&dir).map_err(|e| fail("make the folder", &dir, e))?;
-        let file_name = self.path.file_name().unwrap_or_default().to_string_lossy();
-        let temporary = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-        let _ = std::fs::remove_file(&temporary);
-        let text = self.to_text();
-        let written = sys::create_private_file(&temporary).and_then(|mut file| {
-            file.write_all(text.as_bytes())?;
-            file.sync_all()
-        });
-        if let Err(error) = written {
-            let _ = std::fs::remove_file(&temporary);
-            return Err(fail("write", &temporary, error));
-        }
-        std::fs::rename(&temporary, &self.path).map_err(|e| {
-            let _ = std::fs::remove_file(&temporary);
-            fail("rename into place", &temporary, e)
-        })
+        crate::replace_file::replace(&self.path, self.to_text().as_bytes(), true)
+            .map_err(|e| fail(e.step, &e.temporary, e.error))
     }
 
     /// The text [`save`](Self::save) writes: JSON, `{"version": 1, "servers":

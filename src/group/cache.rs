@@ -6,8 +6,7 @@
 //! ordinary starts.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 
 use futures::channel::oneshot;
 use serde::{Deserialize, Serialize};
@@ -133,13 +132,7 @@ pub(crate) async fn write(path: PathBuf, servers: Entries) -> std::io::Result<()
             servers,
         })
         .map_err(std::io::Error::other)?;
-        let temporary = temporary_beside(&path);
-        let written =
-            write_durably(&temporary, &text).and_then(|()| std::fs::rename(&temporary, &path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temporary);
-        }
-        written
+        crate::replace_file::replace(&path, &text, false).map_err(|e| e.error)
     })
     .await
     .unwrap_or_else(|| {
@@ -147,27 +140,6 @@ pub(crate) async fn write(path: PathBuf, servers: Entries) -> std::io::Result<()
             "the catalog cache's writer thread died",
         ))
     })
-}
-
-/// Writes `text` to a new file at `path` and waits for it to reach the disk,
-/// so the rename that follows never puts an empty file in the cache's place.
-fn write_durably(path: &Path, text: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut file = std::fs::File::create(path)?;
-    file.write_all(text)?;
-    file.sync_all()
-}
-
-/// A name no other writer (thread or process) uses at the same time.
-fn temporary_beside(path: &Path) -> PathBuf {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(
-        ".{}.{}.tmp",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    path.with_file_name(name)
 }
 
 /// Runs blocking file work on a thread of its own, so no executor's thread

@@ -513,3 +513,59 @@ fn the_fingerprint_covers_the_scripts_an_entry_runs_from_its_project() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&outside);
 }
+
+/// A fingerprint's digest does not move between builds: a trust store kept
+/// by an earlier one still matches (names, quotes, backslashes, control and
+/// non-ASCII characters, an unset variable).
+#[test]
+fn a_launch_fingerprint_is_what_it_was() {
+    let text = r#"{"mcpServers": {"t": {"command": "C:\\tools\\srv.exe",
+        "args": ["--name=\"Zoë\"", "tab\there", "\u0001", "日本", "\ud83d\ude00"],
+        "env": {"B": "2", "A": "é", "GONE": null}, "cwd": "/srv/x",
+        "sandboxEnabled": true, "sandbox": {"network": {"allowedDomains": ["*"]}}}}}"#;
+    let config = Config::parse(text).unwrap();
+    assert_eq!(
+        config.servers()[0].fingerprint().digest(),
+        "sha256:f7631a9a0278ee4c080d6bc95ade274459ee80c40e41b079d84810abc46d8446"
+    );
+}
+
+/// Threads saving the trust store at once each write it whole: no save
+/// fails, and what is left reads back (their temporary files do not meet).
+#[test]
+fn a_trust_store_saved_by_threads_at_once_stays_whole() {
+    use stdio_mcp::config::TrustStore;
+    let dir = std::env::temp_dir().join(format!("stdio-mcp-trust-race-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.join("trust.json");
+    let config = Config::parse(r#"{"mcpServers": {"t": {"command": "t"}}}"#).unwrap();
+    let server = config.servers()[0].clone();
+    let savers: Vec<_> = (0..8)
+        .map(|i| {
+            let (path, server) = (path.clone(), server.clone());
+            std::thread::spawn(move || {
+                let mut store = TrustStore::open(&path).unwrap();
+                store.trust(Path::new(&format!("/project-{i}/.mcp.json")), &server);
+                for _ in 0..25 {
+                    store.save().unwrap();
+                }
+            })
+        })
+        .collect();
+    for saver in savers {
+        saver.join().expect("a save failed");
+    }
+    let store = TrustStore::open(&path).unwrap();
+    let kept = (0..8)
+        .filter(|i| {
+            store.state(Path::new(&format!("/project-{i}/.mcp.json")), &server)
+                == stdio_mcp::config::TrustState::Trusted
+        })
+        .count();
+    // The last save whole (a thread that opened after another's save keeps
+    // that one's entry too).
+    assert!(kept >= 1, "nothing trusted is left");
+    let leftovers = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(leftovers, 1, "no temporary file left");
+    let _ = std::fs::remove_dir_all(&dir);
+}
