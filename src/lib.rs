@@ -126,6 +126,7 @@ mod replace_file;
 mod route;
 pub mod sandbox;
 mod shared;
+mod suggest;
 #[allow(unsafe_code)]
 mod sys;
 mod transport;
@@ -139,6 +140,7 @@ pub use error::{ConnectDiagnosis, Error, ErrorKind, RpcError};
 pub use message::{DiscardedLine, Notification, ServerRequest};
 pub use pending::{PendingRequest, RequestOptions};
 pub use sandbox::Sandbox;
+pub use suggest::closest_name;
 pub use transport::{Close, Transport};
 
 /// Internal entry points for the fuzzer (`fuzz/`); not part of the API.

@@ -89,43 +89,13 @@ impl fmt::Display for Failure {
     }
 }
 
-/// ` (did you mean "X"?)` for the known name closest to `wrong`, if one is
-/// close: the library's phrasing for an unknown config key, too.
+/// ` (did you mean "NAME"?)` for the name of `known` closest to `wrong`
+/// by the library's rule ([`stdio_mcp::closest_name`]), or nothing.
 pub fn did_you_mean<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -> String {
-    let best = known
-        .into_iter()
-        .map(|k| (distance(wrong, k), k))
-        // A swap of two letters is two edits: allowed from four letters on.
-        .filter(|(d, k)| {
-            *d <= if k.len() >= 4 {
-                (k.len() / 3).max(2)
-            } else {
-                1
-            }
-        })
-        .min_by_key(|(d, _)| *d);
-    match best {
-        Some((_, k)) => format!(" (did you mean {k:?}?)"),
+    match stdio_mcp::closest_name(wrong, known) {
+        Some(name) => format!(" (did you mean {name:?}?)"),
         None => String::new(),
     }
-}
-
-/// Edit distance by characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let here = row[j + 1];
-            row[j + 1] = (previous + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(here + 1);
-            previous = here;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

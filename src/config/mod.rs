@@ -66,7 +66,6 @@ pub(crate) use fingerprint::sha256;
 pub use fingerprint::LaunchFingerprint;
 pub use launcher::Fetched;
 pub use trust::{TrustError, TrustState, TrustStore};
-pub(crate) use warning::closest_in;
 pub use warning::ConfigWarning;
 
 /// The stdio servers of a configuration file, and the entries left aside.

@@ -11,7 +11,7 @@ use crate::sandbox::{Network, Sandbox};
 
 use super::error::{kind, ConfigError};
 use super::substitute::{substitute, Place};
-use super::warning::{closest_in, ConfigWarning};
+use super::warning::ConfigWarning;
 
 const SECTIONS: [&str; 3] = ["filesystem", "network", "limits"];
 const FILESYSTEM: [&str; 3] = ["allowWrite", "denyRead", "denyWrite"];
@@ -87,7 +87,11 @@ pub(super) fn read(
         ("sandbox.limits", limits, &LIMITS[..]),
     ] {
         for key in keys.keys().filter(|k| !known.contains(&k.as_str())) {
-            warn(format!("{within}.{key}"), closest_in(key, known), None);
+            warn(
+                format!("{within}.{key}"),
+                crate::closest_name(key, known.iter().copied()),
+                None,
+            );
         }
     }
     let strings = |section: &Map<String, Value>, field: &str| -> Result<Vec<String>, ConfigError> {

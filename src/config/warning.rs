@@ -102,44 +102,7 @@ pub(super) fn unknown_keys(server: &str, entry: &Map<String, Value>) -> Vec<Conf
 /// The key read here that `key` is a likely typo of: the same but for case,
 /// or at most two edits away (one for short keys).
 pub(super) fn closest(key: &str) -> Option<&'static str> {
-    closest_in(key, &READ)
-}
-
-/// The name of `known` that `key` is a likely typo of.
-pub(crate) fn closest_in<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
-    let lower = key.to_ascii_lowercase();
-    known
-        .iter()
-        .map(|known| (distance(&lower, &known.to_ascii_lowercase()), *known))
-        .filter(|(d, known)| *d <= if known.len() <= 4 { 1 } else { 2 })
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, known)| known)
-}
-
-/// Edit distance by characters, a swap of two neighbours counting as one
-/// edit (`evn` is one from `env`).
-fn distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
+    crate::closest_name(key, READ.iter().copied())
 }
 
 #[cfg(test)]

@@ -148,7 +148,7 @@ impl Member {
                 if known.iter().any(|name| glob(pattern, name)) {
                     continue;
                 }
-                let near = crate::config::closest_in(pattern, &known)
+                let near = crate::closest_name(pattern, known.iter().copied())
                     .or_else(|| {
                         known
                             .iter()
