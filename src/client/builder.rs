@@ -1,7 +1,10 @@
-//! Configuring a client: the handlers, the era, the time limits, the restart
-//! policy and the checks; `connect` (in `connect.rs`) starts it.
+//! Configuring a client, every setting in one place: the handlers and the
+//! answers to what the server asks, the era, the time limits, the restart
+//! policy, the checks, and what guards its tools; `connect` starts it
+//! (`connect/`).
 
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,14 +13,21 @@ use crate::driver::Driver;
 use crate::error::Error;
 use crate::message::Notification;
 
+use super::answers::{InputHandlers, IntoHandler};
 use super::client::Client;
 use super::era::{Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
-use super::guard::Guard;
-use super::handlers::InputHandlers;
 use super::inbound::ToolsStale;
+use super::model::approval::{Approval, ToolCall};
+use super::model::asks::{CreateMessageRequest, ElicitRequest};
+use super::model::roots::ListRootsRequest;
+use super::model::tool_changes::ToolChanges;
+use super::model::types::Tool;
 use super::model::types::{Extra, Implementation};
 use super::origin;
 use super::restart::{RestartHook, RestartInfo, RestartPolicy, SpawnHook};
+use super::tools::guard::Guard;
+use super::tools::guard::ListedHook;
+use super::tools::guard::{approve_hook, ApproveHook};
 #[cfg(feature = "validate")]
 use super::validation::{Invalid, Validation};
 
@@ -495,10 +505,321 @@ impl ClientBuilder {
             .name
             .clone()
             .unwrap_or_else(|| origin::server_name(&self.transport));
-        match self.open(run_driver, &name).await {
+        match super::connect::open(self, run_driver, &name).await {
             Ok(client) => Ok(client),
             Err(error) => Err(error.named(&name)),
         }
+    }
+
+    // Answers to what the server asks (roots, sampling, elicitation).
+
+    /// Answers the server's `roots/list`; declares the `roots` capability.
+    ///
+    /// The handler takes the typed request and returns the roots
+    /// (`|_: ListRootsRequest| async { Ok(vec![Root::folder(..)]) }`), or the
+    /// wire form (`|request: ServerRequest|` returning the result's JSON); see
+    /// [`IntoHandler`]. Handlers are async and run beside the transport's I/O:
+    /// one that waits delays no other request of this server or of any other.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, ListRootsRequest, Root};
+    /// use stdio_mcp::RpcError;
+    ///
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_roots_list(|_: ListRootsRequest| async {
+    ///         Ok::<_, RpcError>(vec![Root::folder("/home/me/project")])
+    ///     })
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn on_roots_list<Form>(
+        mut self,
+        handler: impl IntoHandler<ListRootsRequest, Form>,
+    ) -> Self {
+        self.inputs.roots = Some(handler.into_handler());
+        self
+    }
+
+    /// Answers the server's `sampling/createMessage`; declares `sampling`.
+    /// The handler takes a [`CreateMessageRequest`] and returns a
+    /// [`CreateMessageResult`](crate::client::CreateMessageResult) (text, or the
+    /// other content its builders make), or the wire form ([`IntoHandler`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, CreateMessageRequest, CreateMessageResult};
+    /// use stdio_mcp::RpcError;
+    ///
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_sampling(|request: CreateMessageRequest| async move {
+    ///         if request.messages.is_empty() {
+    ///             return Err(RpcError { code: -1, message: "nothing to answer".into(), data: None });
+    ///         }
+    ///         Ok(CreateMessageResult::text("my-model", "Hello!"))
+    ///     })
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn on_sampling<Form>(
+        mut self,
+        handler: impl IntoHandler<CreateMessageRequest, Form>,
+    ) -> Self {
+        self.inputs.sampling = Some(handler.into_handler());
+        self
+    }
+
+    /// Answers the server's `elicitation/create`; declares `elicitation`. The
+    /// handler takes an [`ElicitRequest`] and returns an
+    /// [`ElicitResult`](crate::client::ElicitResult) (an accepted form gets the
+    /// schema's defaults: [`elicitation_defaults`](Self::elicitation_defaults)),
+    /// or the wire form ([`IntoHandler`]). It may take its time (ask a
+    /// person): nothing else waits for it.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use serde_json::json;
+    /// use stdio_mcp::client::{Client, ElicitRequest, ElicitResult};
+    /// use stdio_mcp::RpcError;
+    ///
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_elicitation(|request: ElicitRequest| async move {
+    ///         Ok::<_, RpcError>(match request {
+    ///             ElicitRequest::Form { message, .. } => {
+    ///                 println!("the server asks: {message}");
+    ///                 ElicitResult::accept(json!({"name": "octocat"}))
+    ///             }
+    ///             _ => ElicitResult::decline(),
+    ///         })
+    ///     })
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn on_elicitation<Form>(mut self, handler: impl IntoHandler<ElicitRequest, Form>) -> Self {
+        self.inputs.elicitation = Some(handler.into_handler());
+        self
+    }
+
+    /// Declares that the [`on_elicitation`](Self::on_elicitation) handler
+    /// also takes URL-mode elicitations (`elicitation.url`; form mode is
+    /// always declared with a handler). Such a request asks the user to open a
+    /// URL: see [`ElicitRequest::Url`](crate::client::ElicitRequest::Url).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, ElicitRequest, ElicitResult};
+    /// use stdio_mcp::RpcError;
+    ///
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_elicitation(|request: ElicitRequest| async move {
+    ///         Ok::<_, RpcError>(match request {
+    ///             ElicitRequest::Url { url, .. } => {
+    ///                 println!("open {url}");
+    ///                 ElicitResult::accept_url()
+    ///             }
+    ///             _ => ElicitResult::decline(),
+    ///         })
+    ///     })
+    ///     .elicitation_url(true)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn elicitation_url(mut self, takes_urls: bool) -> Self {
+        self.inputs.elicitation_url = takes_urls;
+        self
+    }
+
+    /// Whether an accepted form elicitation gets the schema's defaults for
+    /// the fields the handler left out (SEP-1034; on by default). The
+    /// server's `requestedSchema` may give a `default` for each property
+    /// (string, number, integer, boolean, enum); with this on, a handler that
+    /// answers `accept` without such a field has it filled in from there
+    /// before the answer leaves, in both eras and for a task's questions.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use serde_json::json;
+    /// use stdio_mcp::client::{Client, ElicitRequest, ElicitResult};
+    /// use stdio_mcp::RpcError;
+    ///
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     // The answer leaves exactly as the handler wrote it.
+    ///     .on_elicitation(|_: ElicitRequest| async { Ok::<_, RpcError>(ElicitResult::accept(json!({}))) })
+    ///     .elicitation_defaults(false)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn elicitation_defaults(mut self, fill: bool) -> Self {
+        self.inputs.elicitation_defaults = fill;
+        self
+    }
+
+    /// Declares that the [`on_sampling`](Self::on_sampling) handler passes
+    /// `tools` and `toolChoice` on to its model (`sampling.tools`).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, CreateMessageRequest, CreateMessageResult};
+    /// use stdio_mcp::RpcError;
+    ///
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_sampling(|asked: CreateMessageRequest| async move {
+    ///         println!("{} tools offered", asked.tools.map_or(0, |t| t.len()));
+    ///         Ok::<_, RpcError>(CreateMessageResult::text("my-model", "…"))
+    ///     })
+    ///     .sampling_tools(true)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn sampling_tools(mut self, takes_tools: bool) -> Self {
+        self.inputs.sampling_tools = takes_tools;
+        self
+    }
+
+    // Tools a host can trust: the approval hook, trust, tool changes.
+
+    /// Calls `hook` before every `tools/call` this client would write
+    /// ([`call_tool`](crate::client::Client::call_tool), `call_tool_with`, a group's
+    /// call, a task's start), after the arguments are checked, with the
+    /// call ([`ToolCall`]): the tool's definition as the client holds it
+    /// (listed first if it holds none), the arguments, and the hints to act
+    /// on. [`Approval::Deny`] fails the call with
+    /// [`ErrorKind::Denied`](crate::ErrorKind::Denied) and writes nothing.
+    ///
+    /// The hook may take its time (ask a person): a call dropped meanwhile
+    /// drops the hook's future and writes nothing. A hook that panics fails
+    /// that call (`Denied`, saying so); the client serves on.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Approval, Client, ToolCall};
+    ///
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .approve_calls(|call: ToolCall| async move {
+    ///         if call.hints.read_only {
+    ///             Approval::Allow
+    ///         } else {
+    ///             Approval::Deny(format!("{} may write, and nobody is here to ask", call.tool.name))
+    ///         }
+    ///     })
+    ///     .connect()
+    ///     .await?;
+    /// # let _ = client; Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn approve_calls<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Approval> + Send + 'static,
+    {
+        self.guard.approve = Some(approve_hook(hook));
+        self
+    }
+
+    /// Whether the host believes what this server claims of its tools: the
+    /// hints [`ToolCall::hints`] gives the approval hook are the server's
+    /// when it is trusted, the specification's defaults when not (the
+    /// default, unless the config entry says `"trust": true`).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::builder(["my-own-server"]).trusted(true).connect().await?;
+    /// # let _ = client; Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn trusted(mut self, trusted: bool) -> Self {
+        self.guard.trusted = trusted;
+        self
+    }
+
+    /// Calls `hook` when a listing of the server's tools differs from the
+    /// one before ([`ToolChanges`]: added, removed, changed with the fields
+    /// that differ, compared by [`Tool::digest`]). The first listing is the
+    /// baseline; every later one counts: [`tools`](crate::client::Client::tools)
+    /// after a `list_changed`, a restart or the list's `ttlMs`, and
+    /// [`list_tools`](crate::client::Client::list_tools). Called on the task that
+    /// listed, once per listing that changed something.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// use stdio_mcp::client::{Client, ToolChanges};
+    ///
+    /// let client = Client::builder(["my-mcp-server"])
+    ///     .on_tools_changed(|changes: &ToolChanges| {
+    ///         for change in &changes.changed {
+    ///             eprintln!("{} changed: {}", change.after.name, change.fields.join(", "));
+    ///         }
+    ///     })
+    ///     .connect()
+    ///     .await?;
+    /// # let _ = client; Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn on_tools_changed(mut self, hook: impl Fn(&ToolChanges) + Send + Sync + 'static) -> Self {
+        self.guard.on_changed = Some(Arc::new(hook));
+        self
+    }
+
+    /// With `true`, a tool added or changed since the first listing is
+    /// neither listed ([`tools`](crate::client::Client::tools),
+    /// [`list_tools`](crate::client::Client::list_tools)) nor callable (the call
+    /// fails [`ErrorKind::Denied`](crate::ErrorKind::Denied)) until
+    /// [`accept_tool_changes`](crate::client::Client::accept_tool_changes); a tool
+    /// removed goes at once. Default `false`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # futures::executor::block_on(async {
+    /// let client = stdio_mcp::client::Client::builder(["my-mcp-server"])
+    ///     .hold_tool_changes(true)
+    ///     .connect()
+    ///     .await?;
+    /// # let _ = client; Ok::<(), stdio_mcp::Error>(()) });
+    /// ```
+    pub fn hold_tool_changes(mut self, hold: bool) -> Self {
+        self.guard.hold = hold;
+        self
+    }
+
+    /// [`approve_calls`](Self::approve_calls) with a hook already boxed (a group's).
+    pub(crate) fn approve_with(mut self, hook: ApproveHook) -> Self {
+        self.guard.approve = Some(hook);
+        self
+    }
+
+    /// Tells `hook` of every listing (a group keeps its catalog with it).
+    pub(crate) fn on_tools_listed(mut self, hook: ListedHook) -> Self {
+        self.guard.on_listed = Some(hook);
+        self
+    }
+
+    /// Compares the first listing with `tools` (and, holding changes,
+    /// accepts them): what a group's catalog cache knew of the server.
+    pub(crate) fn tool_baseline(mut self, tools: Vec<Tool>) -> Self {
+        self.guard.baseline = Some(tools);
+        self
     }
 }
 

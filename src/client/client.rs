@@ -16,17 +16,17 @@ use crate::child::ExitStatus;
 use crate::error::Error;
 use crate::transport::{Close, Transport};
 
+use super::answers::InputHandlers;
 use super::era::Era;
-use super::guard::Guard;
-use super::handlers::InputHandlers;
 use super::inbound::Inbound;
 use super::life::{ClientState, Life};
 use super::model::types::{Implementation, ServerCapabilities};
 use super::request::{CallOptions, Caller};
 use super::session::Session;
 use super::subscription::Subscription;
-use super::tool_cache::ToolCache;
-use super::tool_ledger::ToolLedger;
+use super::tools::cache::ToolCache;
+use super::tools::guard::Guard;
+use super::tools::ledger::ToolLedger;
 use super::wire::{decode, explain_missing_capability, Protocol, META_LOG_LEVEL};
 
 /// A connected MCP client: the handshake is done, the server is ready.

@@ -17,53 +17,45 @@
 //! # Ok::<(), stdio_mcp::Error>(()) });
 //! ```
 
-// From the wire up: what a request carries (wire), the handlers and routes of
-// what the server sends (handlers, inbound), the client's hold on its process
-// (life), one request (request; its time limits: limits), the era's opening
-// (session, connect), restarts (restart), where the server comes from
-// (origin); then the public client, one topic a file: the handle (client),
-// the MCP methods (methods), tools (tools), tasks (tasks), change
-// notifications (listen), and the builder (builder, with Client::connect).
+// By concept: the handle (client.rs) and every setting of its builder
+// (builder.rs); connecting — the probe, the handshake, the era, what the
+// server writes meanwhile, where it comes from (connect/); one request — its
+// options, time limits, wire fields and input rounds (request/); what the
+// server sends unasked — `listen` streams and routing (listen/); tools — the
+// catalog and its cache, the ledger of changes, the approval hook, the
+// schema checks (tools/); answers to what the server asks (answers/); the
+// process's life and restarts (restart/); the MCP methods (methods.rs) and
+// tasks (tasks.rs); the MCP shapes a user reads (model/).
+mod answers;
 mod builder;
 // The handle's file, as the layout in docs/design.md names it.
 #[allow(clippy::module_inception)]
 mod client;
 mod connect;
-mod era;
-mod guard;
-mod handlers;
-mod inbound;
-mod life;
-mod limits;
 mod listen;
 mod methods;
 mod model;
-mod noise;
-mod nudge;
-mod origin;
 mod request;
 mod restart;
-mod server_requests;
-mod session;
-mod subscription;
 mod tasks;
-mod tool_cache;
-mod tool_ledger;
-mod tool_safety;
 mod tools;
-#[cfg(feature = "validate")]
-mod validation;
-mod wire;
 
+// The modules of the concept folders, by their own names.
+use connect::{era, noise, nudge, origin, session};
+use listen::{inbound, subscription};
+use request::{limits, wire};
+use restart::life;
+#[cfg(feature = "validate")]
+use tools::validation;
+
+pub use answers::{IntoHandler, ServerRequestHandler, TypedForm, WireForm};
 pub use builder::ClientBuilder;
 pub use client::{Client, ClientClose};
 pub use era::{
     Era, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
     LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS,
 };
-pub use handlers::{IntoHandler, ServerRequestHandler, TypedForm, WireForm};
 pub use life::ClientState;
-pub(crate) use model::approval::{approve_hook, ApproveHook};
 pub use model::approval::{Approval, ToolCall};
 pub use model::asks::{
     CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, SamplingMessage,
@@ -76,7 +68,6 @@ pub use model::offers::{
 };
 pub use model::roots::{ListRootsRequest, Root};
 pub use model::task_status::{TaskStatus, TaskSupport};
-pub(crate) use model::tool_changes::compare as compare_tools;
 pub use model::tool_changes::{ToolChange, ToolChanges};
 pub use model::types::{
     CallToolResult, Content, Extra, Implementation, LoggingLevel, Progress, ResourceContents,
@@ -85,5 +76,7 @@ pub use model::types::{
 pub use request::CallOptions;
 pub use restart::{RestartInfo, RestartPolicy, RESTARTED};
 pub use subscription::{ListenFilter, Subscription};
+pub(crate) use tools::guard::{approve_hook, ApproveHook};
+pub(crate) use tools::ledger::compare as compare_tools;
 #[cfg(feature = "validate")]
 pub use validation::{Checked, Invalid, Validation};

@@ -1,12 +1,7 @@
 //! The host's say before a tool call is written: the call as the host sees
 //! it ([`ToolCall`]) and what the host answers ([`Approval`]); the step that
-//! asks is `Client::approve` (`tool_safety.rs`).
+//! asks is `Client::approve` (`tools/safety.rs`).
 
-use std::future::Future;
-use std::sync::Arc;
-
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use serde_json::Value;
 
 use super::hints::ToolHints;
@@ -71,16 +66,4 @@ pub enum Approval {
     /// Write nothing; the call fails with
     /// [`ErrorKind::Denied`](crate::ErrorKind::Denied) carrying this reason.
     Deny(String),
-}
-
-/// The hook, boxed: called before each `tools/call` is written.
-pub(crate) type ApproveHook = Arc<dyn Fn(ToolCall) -> BoxFuture<'static, Approval> + Send + Sync>;
-
-/// Boxes the user's hook.
-pub(crate) fn approve_hook<F, Fut>(hook: F) -> ApproveHook
-where
-    F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Approval> + Send + 'static,
-{
-    Arc::new(move |call| hook(call).boxed())
 }

@@ -19,9 +19,9 @@ pub const LEGACY_PROTOCOL_VERSIONS: [&str; 4] =
     ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// How long a client call may wait for its answer when neither the call
-/// ([`CallOptions::timeout`](super::CallOptions::timeout)) nor the transport
+/// ([`CallOptions::timeout`](crate::client::CallOptions::timeout)) nor the transport
 /// sets a limit: 5 minutes, restarted by each progress the call hears of.
-/// [`ClientBuilder::request_timeout`](super::ClientBuilder::request_timeout)
+/// [`ClientBuilder::request_timeout`](crate::client::ClientBuilder::request_timeout)
 /// changes it.
 ///
 /// # Examples
@@ -66,7 +66,7 @@ pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// [`Legacy`](Era::Legacy) the revisions with an `initialize` handshake (up to
 /// 2025-11-25). [`Auto`](Era::Auto), the default, asks the server with a
 /// `server/discover` probe, as the stdio binding says, and speaks what it
-/// answers. [`Client::era`](super::Client::era) tells which one it is talking.
+/// answers. [`Client::era`](crate::client::Client::era) tells which one it is talking.
 ///
 /// # Examples
 ///

@@ -27,7 +27,7 @@ const LOOK: Duration = Duration::from_millis(50);
 /// read it `READ_GRACE` ago and `NUDGE_AFTER` has passed since it was sent.
 /// Where the system does not tell whether the child read its input, at
 /// `NUDGE_AFTER`.
-pub(super) async fn unanswered_after_reading(transport: &Transport, sent: Instant) {
+pub(in crate::client) async fn unanswered_after_reading(transport: &Transport, sent: Instant) {
     let mut read_at = None;
     loop {
         Timer::after(LOOK).await;

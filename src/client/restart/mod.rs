@@ -9,6 +9,8 @@
 //! the new process itself. It needs no executor of its own: it runs wherever
 //! the driver runs.
 
+pub(super) mod life;
+
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};

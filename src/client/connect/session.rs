@@ -16,11 +16,11 @@ use crate::error::Error;
 use crate::pending::RequestOptions;
 use crate::transport::Transport;
 
-use super::era::{Era, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};
-use super::model::types::{Extra, Implementation, ServerCapabilities};
-use super::noise::Noise;
-use super::nudge;
-use super::wire::{complete, decode, TASKS_EXTENSION};
+use crate::client::era::{Era, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};
+use crate::client::model::types::{Extra, Implementation, ServerCapabilities};
+use crate::client::noise::Noise;
+use crate::client::nudge;
+use crate::client::wire::{complete, decode, TASKS_EXTENSION};
 
 /// The server's answer to `initialize`.
 #[derive(Debug, Clone, Deserialize)]
@@ -36,15 +36,15 @@ struct InitializeResult {
 }
 
 /// What the client tells a server about itself.
-pub(super) struct Hello<'a> {
-    pub(super) client_info: &'a Implementation,
-    pub(super) capabilities: &'a Value,
-    pub(super) handshake_timeout: Duration,
-    pub(super) probe_timeout: Duration,
+pub(in crate::client) struct Hello<'a> {
+    pub(in crate::client) client_info: &'a Implementation,
+    pub(in crate::client) capabilities: &'a Value,
+    pub(in crate::client) handshake_timeout: Duration,
+    pub(in crate::client) probe_timeout: Duration,
     /// Counts what the server writes that is not JSON-RPC.
-    pub(super) noise: &'a Noise,
+    pub(in crate::client) noise: &'a Noise,
     /// When the whole connect must be over (a group's start limit), if ever.
-    pub(super) deadline: Option<Instant>,
+    pub(in crate::client) deadline: Option<Instant>,
 }
 
 impl Hello<'_> {
@@ -105,7 +105,7 @@ impl Hello<'_> {
     }
 
     /// The connect's deadline has passed.
-    pub(super) fn past_deadline(&self) -> bool {
+    pub(in crate::client) fn past_deadline(&self) -> bool {
         self.deadline.is_some_and(|at| Instant::now() >= at)
     }
 
@@ -141,20 +141,20 @@ const MODERN_ERRORS: std::ops::RangeInclusive<i64> = -32099..=-32020;
 
 /// What a client and its server agreed on.
 #[derive(Debug)]
-pub(super) struct Session {
-    pub(super) era: Era,
-    pub(super) protocol_version: String,
-    pub(super) capabilities: ServerCapabilities,
-    pub(super) server_info: Implementation,
-    pub(super) instructions: Option<String>,
+pub(in crate::client) struct Session {
+    pub(in crate::client) era: Era,
+    pub(in crate::client) protocol_version: String,
+    pub(in crate::client) capabilities: ServerCapabilities,
+    pub(in crate::client) server_info: Implementation,
+    pub(in crate::client) instructions: Option<String>,
     /// The protocol fields of every request, in the modern era.
-    pub(super) meta: Option<Map<String, Value>>,
+    pub(in crate::client) meta: Option<Map<String, Value>>,
     /// The same, serialized as the members of a `_meta` object.
-    pub(super) meta_members: Option<String>,
+    pub(in crate::client) meta_members: Option<String>,
 }
 
 /// How the probe ended.
-pub(super) enum Probe {
+pub(in crate::client) enum Probe {
     Modern(Box<Session>),
     /// A legacy server; `version`: the legacy revision its answer named, if any.
     Legacy {
@@ -169,7 +169,7 @@ pub(super) enum Probe {
 }
 
 /// The stdio binding's probe: `server/discover` with the newest modern version.
-pub(super) async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
+pub(in crate::client) async fn probe(transport: &Transport, hello: &Hello<'_>) -> Probe {
     let mut version = MODERN_PROTOCOL_VERSIONS[0].to_owned();
     let mut tried = Vec::new();
     loop {
@@ -375,7 +375,7 @@ fn discovered(result: Value, hello: &Hello<'_>) -> Probe {
     }))
 }
 
-pub(super) async fn handshake(
+pub(in crate::client) async fn handshake(
     transport: &Transport,
     hello: &Hello<'_>,
     version: Option<&str>,
@@ -417,11 +417,11 @@ fn eras() -> MutexGuard<'static, HashMap<String, Era>> {
 }
 
 /// `Era::Legacy` for a command line whose server ignored the probe before.
-pub(super) fn known_era(command: &str) -> Option<Era> {
+pub(in crate::client) fn known_era(command: &str) -> Option<Era> {
     eras().get(command).copied()
 }
 
 /// Remembers the era of a server with this command line that ignored the probe.
-pub(super) fn remember_era(command: String, era: Era) {
+pub(in crate::client) fn remember_era(command: String, era: Era) {
     eras().insert(command, era);
 }

@@ -5,6 +5,13 @@
 //! them) and restarts; with feature `validate`, the checks of arguments and
 //! results against the tools' schemas.
 
+pub(super) mod cache;
+pub(super) mod guard;
+pub(super) mod ledger;
+pub(super) mod safety;
+#[cfg(feature = "validate")]
+pub(super) mod validation;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,7 +28,7 @@ use super::model::types::{CallToolResult, Progress, Tool};
 use super::request::{CallOptions, ProgressRoute};
 use super::subscription::ListenFilter;
 use super::tasks::{created_task, Following};
-use super::tool_cache::{Look, Version};
+use super::tools::cache::{Look, Version};
 #[cfg(feature = "validate")]
 use super::validation::{problems, Checked, Invalid, Validation};
 use super::wire::decode;

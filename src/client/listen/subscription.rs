@@ -28,7 +28,7 @@ const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 
-/// The notifications a [`Client::listen`](super::Client::listen) subscription
+/// The notifications a [`Client::listen`](crate::client::Client::listen) subscription
 /// asks for: nothing at first, then one kind per call.
 ///
 /// # Examples
@@ -347,7 +347,7 @@ fn is_exit(error: &Error) -> bool {
     )
 }
 
-/// The notifications of one subscription, from [`Client::listen`](super::Client::listen):
+/// The notifications of one subscription, from [`Client::listen`](crate::client::Client::listen):
 /// a [`Stream`] that ends when the server ends the subscription or exits.
 /// Dropping it cancels the subscription (`notifications/cancelled` for the
 /// listen request; with a legacy server, `resources/unsubscribe` for the

@@ -1,6 +1,9 @@
 //! Change notifications: `listen` streams (the modern `subscriptions/listen`,
 //! or a legacy server's own notifications) and legacy resource subscriptions.
 
+pub(super) mod inbound;
+pub(super) mod subscription;
+
 use std::sync::Arc;
 
 use serde_json::json;

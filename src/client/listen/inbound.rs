@@ -13,8 +13,8 @@ use serde_json::Value;
 use crate::message::Notification;
 use crate::route::NotificationHandler;
 
-use super::model::types::Progress;
-use super::subscription::Listeners;
+use crate::client::model::types::Progress;
+use crate::client::subscription::Listeners;
 
 /// What a call's progress route does with each progress (`call::ProgressRoute`).
 type RouteCallback = Arc<Mutex<dyn FnMut(&Progress) + Send>>;

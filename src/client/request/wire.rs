@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::pending::{PendingRequest, RequestOptions};
 use crate::transport::Transport;
 
-use super::subscription::ListenFilter;
+use crate::client::subscription::ListenFilter;
 
 /// What the client adds to every request: its era's fields and its default limit.
 #[derive(Debug, Default)]

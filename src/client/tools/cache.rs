@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use event_listener::{Event, EventListener};
 
-use super::model::types::Tool;
+use crate::client::model::types::Tool;
 #[cfg(feature = "validate")]
-use super::validation::{compile, Checked, Compiled};
+use crate::client::validation::{compile, Checked, Compiled};
 
 /// What the cached list is measured against: the tools `list_changed`
 /// notifications seen and the restarts, when it was listed.

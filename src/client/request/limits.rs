@@ -16,42 +16,42 @@ use serde_json::{Map, Value};
 use crate::error::Error;
 use crate::pending::{PendingRequest, RequestOptions};
 
-use super::life::Life;
+use crate::client::life::Life;
 
 /// When the latest progress of a call came, and who waits to hear of it.
 #[derive(Default)]
-pub(super) struct LastProgress {
-    pub(super) at: Mutex<Option<Instant>>,
-    pub(super) waker: AtomicWaker,
+pub(in crate::client) struct LastProgress {
+    pub(in crate::client) at: Mutex<Option<Instant>>,
+    pub(in crate::client) waker: AtomicWaker,
 }
 
 /// What a request's params are on the way out.
 #[derive(Clone, Copy)]
-pub(super) enum Body<'a> {
+pub(in crate::client) enum Body<'a> {
     /// Written as they are.
     Whole(Option<&'a Value>),
     /// Written with `_meta` made of these serialized members.
     Spliced(Option<&'a Map<String, Value>>, &'a str),
 }
 
-pub(super) struct Limits<'a> {
-    pub(super) method: &'a str,
-    pub(super) started: Instant,
+pub(in crate::client) struct Limits<'a> {
+    pub(in crate::client) method: &'a str,
+    pub(in crate::client) started: Instant,
     /// The call's own limit; without one, the transport's.
-    pub(super) timeout: Option<Duration>,
+    pub(in crate::client) timeout: Option<Duration>,
     /// The client's limit, for a call with neither.
-    pub(super) default: Option<Duration>,
-    pub(super) reset: bool,
-    pub(super) total: Option<Duration>,
-    pub(super) quiet: bool,
-    pub(super) unbounded: bool,
+    pub(in crate::client) default: Option<Duration>,
+    pub(in crate::client) reset: bool,
+    pub(in crate::client) total: Option<Duration>,
+    pub(in crate::client) quiet: bool,
+    pub(in crate::client) unbounded: bool,
 }
 
 impl Limits<'_> {
     /// Sends one request to the server's current process and waits for its
     /// outcome within the limits. A send refused because that process just
     /// ended never reached it: with a restart coming, it goes to the next one.
-    pub(super) async fn send(
+    pub(in crate::client) async fn send(
         &self,
         life: &Life,
         body: Body<'_>,

@@ -13,9 +13,9 @@ use serde_json::json;
 use crate::error::Error;
 use crate::transport::{Close, Transport};
 
-use super::inbound::Inbound;
-use super::model::types::LoggingLevel;
-use super::subscription::Holds;
+use crate::client::inbound::Inbound;
+use crate::client::model::types::LoggingLevel;
+use crate::client::subscription::Holds;
 
 /// The client's side of its server's life: the process calls go to now,
 /// whether the client gave up on it, and whether it was closed.
@@ -236,14 +236,14 @@ impl Life {
         transport.close()
     }
 
-    pub(super) fn is_closed(&self) -> bool {
+    pub(in crate::client) fn is_closed(&self) -> bool {
         self.lock().closed
     }
 
     /// Makes `transport` the one calls go to, unless the client was closed
     /// meanwhile (then it is handed back). `prepare` runs first, under the
     /// same lock: whoever it tells of the new process finds it installed.
-    pub(super) fn install<T>(
+    pub(in crate::client) fn install<T>(
         &self,
         transport: Transport,
         prepare: impl FnOnce(&Transport) -> T,
@@ -262,7 +262,7 @@ impl Life {
     }
 
     /// No more restarts: calls fail with `error` from now on.
-    pub(super) fn give_up(&self, error: Error) {
+    pub(in crate::client) fn give_up(&self, error: Error) {
         {
             let mut state = self.lock();
             if state.closed || state.gave_up.is_some() {
@@ -285,7 +285,7 @@ pub(crate) fn exit_error(transport: &Transport) -> Error {
     }
 }
 
-/// Where a client's server is, for a host to show: [`Client::state`](super::Client::state).
+/// Where a client's server is, for a host to show: [`Client::state`](crate::client::Client::state).
 ///
 /// ```no_run
 /// # futures::executor::block_on(async {
@@ -327,29 +327,29 @@ pub enum ClientState {
 impl Life {
     /// Resolves at the next change: a new process, a close, a give-up, or the
     /// client's end.
-    pub(super) fn changed(&self) -> EventListener {
+    pub(in crate::client) fn changed(&self) -> EventListener {
         self.changed.listen()
     }
 
     /// Counts one more restart; returns the count since connect.
-    pub(super) fn count_restart(&self) -> u64 {
+    pub(in crate::client) fn count_restart(&self) -> u64 {
         self.restarts.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// What a restarted legacy server is asked for again: the log level and
     /// the resources subscribed to.
-    pub(super) fn to_restore(&self) -> (Option<LoggingLevel>, BTreeSet<String>) {
+    pub(in crate::client) fn to_restore(&self) -> (Option<LoggingLevel>, BTreeSet<String>) {
         let state = self.lock();
         (state.log_level, state.subscribed.keys().cloned().collect())
     }
 
-    pub(super) fn inbound(&self) -> Arc<Inbound> {
+    pub(in crate::client) fn inbound(&self) -> Arc<Inbound> {
         Arc::clone(&self.inbound)
     }
 
     /// The current process has ended: the client is closed if `close()` was
     /// asked of it; else the process is handed back, as an unexpected end.
-    pub(super) fn ended(&self) -> Option<Transport> {
+    pub(in crate::client) fn ended(&self) -> Option<Transport> {
         let current = self.current();
         if current.close_asked() {
             self.lock().closed = true;

@@ -32,7 +32,7 @@ pub enum Validation {
     #[default]
     Off,
     /// Checked; a mismatch is reported (to
-    /// [`ClientBuilder::on_invalid`](super::ClientBuilder::on_invalid) and,
+    /// [`ClientBuilder::on_invalid`](crate::client::ClientBuilder::on_invalid) and,
     /// with the `tracing` feature, as a warning) and the call goes on.
     Warn,
     /// Checked; mismatching arguments are never sent (the call fails with
@@ -53,7 +53,7 @@ pub enum Checked {
 }
 
 /// A mismatch, or a schema that cannot be used, as reported to
-/// [`ClientBuilder::on_invalid`](super::ClientBuilder::on_invalid).
+/// [`ClientBuilder::on_invalid`](crate::client::ClientBuilder::on_invalid).
 ///
 /// ```
 /// use stdio_mcp::client::{Checked, Invalid};

@@ -1,6 +1,9 @@
 //! How one request is made: its options, `_meta` and progress route, and
 //! the rounds of a multi round-trip request (its time limits: `limits.rs`).
 
+pub(super) mod limits;
+pub(super) mod wire;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::error::Error;
 use crate::message::ServerRequest;
 
-use super::handlers::InputHandlers;
+use super::answers::InputHandlers;
 use super::inbound::{token_key, Inbound};
 use super::life::Life;
 use super::limits::{Body, LastProgress, Limits};
