@@ -7,6 +7,7 @@ use std::io::Read;
 use serde_json::{Map, Value};
 
 use crate::failure::Failure;
+use crate::{Cli, Command};
 
 /// The arguments object for `words` (each `key=value` or `key:=JSON`),
 /// starting from `--args` if given.
@@ -127,6 +128,25 @@ fn kind(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// Whether the command line asks for `--json` (before, or without, a parse).
+pub(crate) fn json_asked() -> bool {
+    std::env::args().any(|a| a == "--json")
+}
+
+/// `call --args -`: standard input read now, once, whether the command
+/// runs here or in a daemon (to which it travels as the arguments' text).
+pub(crate) fn read_stdin_arguments(mut cli: Cli) -> Result<Cli, Failure> {
+    if let Command::Call { whole, .. } = &mut cli.command {
+        if whole.as_deref() == Some("-") {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| Failure::usage(format!("--args -: cannot read stdin: {e}")))?;
+            *whole = Some(text);
+        }
+    }
+    Ok(cli)
 }
 
 #[cfg(test)]

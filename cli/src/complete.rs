@@ -10,7 +10,7 @@ use clap_complete::env::{Bash, EnvCompleter, Fish, Powershell, Zsh};
 use stdio_mcp::config::Config;
 use stdio_mcp::group::Group;
 
-use crate::{sources, trust};
+use crate::{project, sources};
 
 /// The variable the shell sets when it asks this program for completions.
 pub const VAR: &str = "COMPLETE";
@@ -51,7 +51,7 @@ fn config() -> Config {
         return Config::default();
     };
     let mut config = servers.config.clone();
-    match trust::held(&servers, &config) {
+    match project::held(&servers, &config) {
         Ok(held) => config.retain(|name| !held.iter().any(|h| h.name == name)),
         Err(_) => config.retain(|name| !servers.origins[name].iter().any(|o| o.project)),
     }

@@ -1,10 +1,13 @@
 //! How a command fails: its exit code, its one-line message, and the JSON
-//! document `--json` prints instead.
+//! document `--json` prints instead; what clap refused; how a command's
+//! end is reported.
 
 use std::fmt;
 
 use serde_json::json;
 use stdio_mcp::{Error, ErrorKind};
+
+use crate::output::{self, errln, outln};
 
 /// Exit codes (docs/cli.md).
 pub const USAGE: i32 = 1;
@@ -95,6 +98,95 @@ pub fn did_you_mean<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -
     match stdio_mcp::closest_name(wrong, known) {
         Some(name) => format!(" (did you mean {name:?}?)"),
         None => String::new(),
+    }
+}
+
+/// Prints what clap refused (help and version are printed as asked), and
+/// returns the exit status.
+pub(crate) fn refused(error: &clap::Error, json: bool) -> u8 {
+    if !error.use_stderr() {
+        // Help and version.
+        outln!("{}", error.render().to_string().trim_end());
+        return 0;
+    }
+    let rendered = error.render().to_string();
+    if error.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // `stdio-mcp daemon` alone: what it takes, as clap shows it.
+        let failure = Failure::usage(format!(
+            "{} needs a subcommand",
+            std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+        ));
+        if json {
+            outln!("{}", failure.to_json());
+        } else {
+            errln!("{}", rendered.trim_end());
+        }
+        return USAGE as u8;
+    }
+    let failure = Failure::usage(one_line(&rendered));
+    if json {
+        outln!("{}", failure.to_json());
+    } else {
+        errln!("stdio-mcp: {failure} (see stdio-mcp --help)");
+    }
+    USAGE as u8
+}
+
+/// clap's error in one line: what is wrong with what it lists (the missing
+/// arguments, the possible values), and its did-you-mean; not its usage.
+fn one_line(rendered: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut in_error = false;
+    for line in rendered.lines() {
+        let trimmed = line.trim();
+        if let Some(error) = trimmed.strip_prefix("error: ") {
+            parts.push(error.to_owned());
+            in_error = true;
+        } else if trimmed.starts_with("tip:") {
+            parts.push(trimmed.to_owned());
+            in_error = false;
+        } else if trimmed.is_empty()
+            || trimmed.starts_with("Usage:")
+            || trimmed.starts_with("For more")
+        {
+            in_error = false;
+        } else if in_error || trimmed.starts_with("[possible values") {
+            // The arguments it names, or the values it takes.
+            if let Some(last) = parts.last_mut() {
+                last.push(' ');
+                last.push_str(trimmed);
+            }
+        }
+    }
+    parts.join("; ")
+}
+
+/// Prints how the command ended and returns its exit status.
+pub(crate) fn report(outcome: Result<(), Failure>, json: bool) -> u8 {
+    if output::closed() {
+        // Its reader left: nothing more to say, and nobody to say it to.
+        return output::CLOSED_STDOUT;
+    }
+    let outcome = match outcome {
+        Ok(()) => 0,
+        Err(failure) => {
+            if json {
+                if !failure.printed {
+                    outln!("{}", output::with_warnings(&failure.to_json()));
+                }
+            } else {
+                errln!("stdio-mcp: {failure}");
+            }
+            failure.code as u8
+        }
+    };
+    output::set_warnings(Vec::new());
+    outcome
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(error: std::io::Error) -> Self {
+        Failure::usage(format!("cannot write the output: {error}"))
     }
 }
 

@@ -6,17 +6,16 @@
 #![deny(unsafe_code)]
 
 mod arguments;
-mod calls;
 mod commands;
 mod complete;
 mod daemon;
 mod failure;
-mod lists;
 mod output;
+mod project;
 mod reach;
+mod session;
 mod sources;
 mod terminal;
-mod trust;
 mod view;
 
 use std::path::PathBuf;
@@ -25,8 +24,9 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use clap_complete::engine::{ArgValueCandidates, ArgValueCompleter};
 
-use failure::Failure;
-use output::{errln, outln};
+use arguments::{json_asked, read_stdin_arguments};
+use failure::{refused, report, Failure};
+use output::outln;
 
 /// Talk to stdio MCP servers: those of your host config files, or any
 /// server's command line after `--`.
@@ -225,10 +225,7 @@ fn main() -> ExitCode {
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(error) => {
-            let json = std::env::args().any(|a| a == "--json");
-            return ExitCode::from(refused(&error, json));
-        }
+        Err(error) => return ExitCode::from(refused(&error, json_asked())),
     };
     let cli = match read_stdin_arguments(cli) {
         Ok(cli) => cli,
@@ -253,112 +250,5 @@ fn main() -> ExitCode {
         return ExitCode::from(code);
     }
     let json = cli.json;
-    ExitCode::from(report(commands::run(cli), json))
-}
-
-fn json_asked() -> bool {
-    std::env::args().any(|a| a == "--json")
-}
-
-/// `call --args -`: standard input read now, once, whether the command
-/// runs here or in a daemon (to which it travels as the arguments' text).
-fn read_stdin_arguments(mut cli: Cli) -> Result<Cli, Failure> {
-    if let Command::Call { whole, .. } = &mut cli.command {
-        if whole.as_deref() == Some("-") {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|e| Failure::usage(format!("--args -: cannot read stdin: {e}")))?;
-            *whole = Some(text);
-        }
-    }
-    Ok(cli)
-}
-
-/// Prints what clap refused (help and version are printed as asked), and
-/// returns the exit status.
-pub(crate) fn refused(error: &clap::Error, json: bool) -> u8 {
-    if !error.use_stderr() {
-        // Help and version.
-        outln!("{}", error.render().to_string().trim_end());
-        return 0;
-    }
-    let rendered = error.render().to_string();
-    if error.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        // `stdio-mcp daemon` alone: what it takes, as clap shows it.
-        let failure = Failure::usage(format!(
-            "{} needs a subcommand",
-            std::env::args().skip(1).collect::<Vec<_>>().join(" ")
-        ));
-        if json {
-            outln!("{}", failure.to_json());
-        } else {
-            errln!("{}", rendered.trim_end());
-        }
-        return failure::USAGE as u8;
-    }
-    let failure = Failure::usage(one_line(&rendered));
-    if json {
-        outln!("{}", failure.to_json());
-    } else {
-        errln!("stdio-mcp: {failure} (see stdio-mcp --help)");
-    }
-    failure::USAGE as u8
-}
-
-/// clap's error in one line: what is wrong with what it lists (the missing
-/// arguments, the possible values), and its did-you-mean; not its usage.
-fn one_line(rendered: &str) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut in_error = false;
-    for line in rendered.lines() {
-        let trimmed = line.trim();
-        if let Some(error) = trimmed.strip_prefix("error: ") {
-            parts.push(error.to_owned());
-            in_error = true;
-        } else if trimmed.starts_with("tip:") {
-            parts.push(trimmed.to_owned());
-            in_error = false;
-        } else if trimmed.is_empty()
-            || trimmed.starts_with("Usage:")
-            || trimmed.starts_with("For more")
-        {
-            in_error = false;
-        } else if in_error || trimmed.starts_with("[possible values") {
-            // The arguments it names, or the values it takes.
-            if let Some(last) = parts.last_mut() {
-                last.push(' ');
-                last.push_str(trimmed);
-            }
-        }
-    }
-    parts.join("; ")
-}
-
-/// Prints how the command ended and returns its exit status.
-pub(crate) fn report(outcome: Result<(), Failure>, json: bool) -> u8 {
-    if output::closed() {
-        // Its reader left: nothing more to say, and nobody to say it to.
-        return output::CLOSED_STDOUT;
-    }
-    let outcome = match outcome {
-        Ok(()) => 0,
-        Err(failure) => {
-            if json {
-                if !failure.printed {
-                    outln!("{}", output::with_warnings(&failure.to_json()));
-                }
-            } else {
-                errln!("stdio-mcp: {failure}");
-            }
-            failure.code as u8
-        }
-    };
-    output::set_warnings(Vec::new());
-    outcome
-}
-
-impl From<std::io::Error> for Failure {
-    fn from(error: std::io::Error) -> Self {
-        Failure::usage(format!("cannot write the output: {error}"))
-    }
+    ExitCode::from(report(session::run(cli), json))
 }

@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 use super::endpoint::{self, Connection};
 use super::protocol::{self, Outcome, Reply, Request, Run};
 use super::{address, existing_address, note, VERSION};
-use crate::commands::print_json;
 use crate::failure::Failure;
 use crate::output::{self, outln};
+use crate::session::print_json;
 use crate::Cli;
 
 /// How long a daemon has to answer before a command runs here.
@@ -447,10 +447,10 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
         Ok(Reply::Done(outcome)) => return Some(finish_with(cli, Ok(outcome))),
         Ok(other) => {
             let lost = daemon.lost(&format!("answered {other:?} to the command"));
-            return Some(crate::report(Err(lost), cli.json));
+            return Some(crate::failure::report(Err(lost), cli.json));
         }
         Err(_) => {
-            return Some(crate::report(
+            return Some(crate::failure::report(
                 Err(daemon.lost("did not answer the command")),
                 cli.json,
             ))
@@ -511,7 +511,7 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
 fn finish_with(cli: &Cli, outcome: Result<Outcome, Failure>) -> u8 {
     let outcome = match outcome {
         Ok(outcome) => outcome,
-        Err(failure) => return crate::report(Err(failure), cli.json),
+        Err(failure) => return crate::failure::report(Err(failure), cli.json),
     };
     output::raw(&outcome.stdout);
     eprint!("{}", outcome.stderr);

@@ -41,7 +41,7 @@ pub(crate) fn manage(action: DaemonAction, cli: &Cli) -> u8 {
         }
         DaemonAction::Serve { idle } => serve::serve(cli, idle),
     };
-    crate::report(outcome, cli.json)
+    crate::failure::report(outcome, cli.json)
 }
 
 /// Runs `cli`'s command through the daemon of its folder and config files
@@ -101,13 +101,13 @@ fn asks_first(cli: &Cli) -> bool {
     if cli.json || !crate::terminal::interactive(cli.no_input) {
         return false;
     }
-    let Some(name) = crate::commands::named_server(cli) else {
+    let Some(name) = crate::session::named_server(cli) else {
         return false;
     };
     let Ok(servers) = crate::sources::load(&cli.config) else {
         return false;
     };
-    crate::trust::held(&servers, &servers.config)
+    crate::project::held(&servers, &servers.config)
         .is_ok_and(|held| held.iter().any(|h| h.name == name && h.shadows.is_none()))
 }
 
@@ -124,7 +124,7 @@ fn goes_through_daemon(cli: &Cli) -> bool {
         | Command::Completions { .. }
         | Command::Trust { .. }
         | Command::Untrust { .. } => false,
-        command => crate::commands::ad_hoc_command(command).is_none(),
+        command => crate::session::ad_hoc_command(command).is_none(),
     }
 }
 

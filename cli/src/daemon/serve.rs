@@ -19,12 +19,12 @@ use stdio_mcp::group::{Group, ServerState};
 use super::endpoint::{self, Connection, Listener};
 use super::protocol::{self, Outcome, Reply, Request, Run, ServerStatus, Status};
 use super::{address, VERSION};
-use crate::commands::{execute, group_builder, named_server};
 use crate::failure::Failure;
 use crate::output::{self, errln};
+use crate::session::{execute, group_builder, named_server};
 use crate::sources::{self, Servers};
 use crate::terminal::{self, Questions};
-use crate::{trust, Cli};
+use crate::{project, Cli};
 
 /// What the daemon holds.
 struct Host {
@@ -228,7 +228,7 @@ fn listen(
 /// The entries of `servers` the daemon may host: a project's untrusted ones left out.
 fn trusted(servers: &Servers) -> Result<Config, Failure> {
     let mut config = servers.config.clone();
-    let held = trust::held(servers, &config)?;
+    let held = project::held(servers, &config)?;
     config.retain(|name| !held.iter().any(|h| h.name == name));
     Ok(config)
 }
@@ -387,7 +387,7 @@ impl Host {
     ) -> u8 {
         let cli = match cli {
             Ok(cli) => cli,
-            Err(error) => return crate::refused(&error, false),
+            Err(error) => return crate::failure::refused(&error, false),
         };
         let json = cli.json;
         let servers = match loaded.and_then(|s| Ok((trusted(&s)?, s))) {
@@ -399,9 +399,9 @@ impl Host {
                 }
                 servers
             }
-            Err(failure) => return crate::report(Err(failure), json),
+            Err(failure) => return crate::failure::report(Err(failure), json),
         };
-        crate::report(
+        crate::failure::report(
             execute(cli, servers, Some(self.group.clone()), interrupted),
             json,
         )
@@ -424,7 +424,7 @@ impl Host {
                     _ => None,
                 };
                 ServerStatus {
-                    state: crate::lists::state_name(&state).to_owned(),
+                    state: crate::commands::state_name(&state).to_owned(),
                     era: era.map(str::to_owned),
                     pid,
                     uptime_s: ready.get(&name).map(|t| t.elapsed().as_secs()),

@@ -1,7 +1,7 @@
 //! A command's session: the servers it may use (config files or the command
 //! line after `--`), the one it names, and the group that reaches them
 //! through the catalog cache; Ctrl-C. The commands themselves are in
-//! `lists.rs` and `calls.rs`.
+//! `commands/`, a file each; which servers may start, in `project.rs`.
 
 use std::sync::Arc;
 use std::time::Duration;

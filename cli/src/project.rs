@@ -1,17 +1,16 @@
-//! A project's servers (those of `./.mcp.json`, `./.vscode/mcp.json`,
-//! `./.cursor/mcp.json`, found without `--config`) start only once their user
-//! trusted them as they are: the question on a terminal, the refusal
-//! elsewhere, what lists leave out, and `trust` / `untrust`.
+//! Which servers may start: a project's (those of `./.mcp.json`,
+//! `./.vscode/mcp.json`, `./.cursor/mcp.json`, found without `--config`)
+//! only once their user trusted them as they are — the question on a
+//! terminal, the refusal elsewhere, what lists leave out. The `trust` and
+//! `untrust` commands are `commands/trust.rs`.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
 use stdio_mcp::config::{Config, ServerConfig, TrustState, TrustStore};
 
-use crate::commands::{print_json, Session};
-use crate::failure::{did_you_mean, Failure, USAGE};
-use crate::output::outln;
+use crate::failure::{Failure, USAGE};
+use crate::session::Session;
 use crate::sources::Servers;
 use crate::terminal;
 
@@ -42,7 +41,7 @@ impl Held {
     }
 }
 
-fn state_name(state: &TrustState) -> &'static str {
+pub(crate) fn state_name(state: &TrustState) -> &'static str {
     match state {
         TrustState::Trusted => "trusted",
         TrustState::Changed(_) => "changed",
@@ -51,7 +50,7 @@ fn state_name(state: &TrustState) -> &'static str {
 }
 
 /// The trust store, read anew (`STDIO_MCP_TRUST` or the user's data directory).
-fn store() -> Result<TrustStore, Failure> {
+pub(crate) fn store() -> Result<TrustStore, Failure> {
     TrustStore::open_default().map_err(|e| Failure::config(e.to_string()))
 }
 
@@ -91,20 +90,17 @@ pub(crate) fn held(servers: &Servers, config: &Config) -> Result<Vec<Held>, Fail
 }
 
 impl Session {
-    fn project_file(&self, name: &str) -> Option<&Path> {
+    pub(crate) fn project_file(&self, name: &str) -> Option<&Path> {
         project_file(&self.servers, name)
     }
-
     /// Whether `name` is a project's server (it needs trust to start).
     pub(crate) fn is_project_server(&self, name: &str) -> bool {
         self.project_file(name).is_some()
     }
-
     /// The project servers of `config` that may not start now.
     pub(crate) fn held(&self, config: &Config) -> Result<Vec<Held>, Failure> {
         held(&self.servers, config)
     }
-
     /// Takes out of `config` the project servers that may not start, saying
     /// so on stderr, one line each (a list of every server goes on without them).
     pub(crate) fn leave_out_held(&self, config: &mut Config) -> Result<Vec<Held>, Failure> {
@@ -112,7 +108,6 @@ impl Session {
         config.retain(|name| !held.iter().any(|h| h.name == name));
         Ok(held)
     }
-
     /// Whether the one server `name` of `config` may start: a project server
     /// not trusted as it is now is asked about on a terminal (and trusted on
     /// a yes), refused elsewhere.
@@ -131,145 +126,6 @@ impl Session {
             return Err(refusal(&held, server, "nothing was started"));
         }
         Err(refusal(&held, server, ""))
-    }
-
-    /// `trust [NAME…]`: trusts the project servers named, as they are now;
-    /// with no name, lists the project servers and their state.
-    pub(crate) fn trust(&self, names: &[String]) -> Result<(), Failure> {
-        if names.is_empty() {
-            return self.trust_list();
-        }
-        let mut store = store()?;
-        let mut trusted = Vec::new();
-        for name in names {
-            let (file, server) = self.project_server(name)?;
-            store.trust(&file, server);
-            trusted.push((name, file, server));
-        }
-        store.save().map_err(|e| Failure::config(e.to_string()))?;
-        for (name, file, server) in trusted {
-            if !self.cli.json {
-                outln!(
-                    "trusted {name:?} of {}: {}",
-                    file.display(),
-                    command_line(server)
-                );
-            }
-        }
-        if self.cli.json {
-            print_json(&json!({ "trusted": names }));
-        }
-        Ok(())
-    }
-
-    /// `untrust NAME…`: takes the trust back.
-    pub(crate) fn untrust(&self, names: &[String]) -> Result<(), Failure> {
-        let mut store = store()?;
-        let mut taken = Vec::new();
-        for name in names {
-            let (file, _) = self.project_server(name)?;
-            if store.untrust(&file, name) {
-                taken.push(name.clone());
-            }
-        }
-        store.save().map_err(|e| Failure::config(e.to_string()))?;
-        if self.cli.json {
-            print_json(&json!({ "untrusted": taken }));
-        } else {
-            for name in names {
-                let was = if taken.contains(name) {
-                    ""
-                } else {
-                    " (it was not trusted)"
-                };
-                outln!("untrusted {name:?}{was}");
-            }
-        }
-        Ok(())
-    }
-
-    /// The project server `name`: its file and entry, or why it is none.
-    fn project_server(&self, name: &str) -> Result<(PathBuf, &ServerConfig), Failure> {
-        let config = &self.servers.config;
-        match (self.project_file(name), config.server(name)) {
-            (Some(file), Some(server)) => Ok((file.to_path_buf(), server)),
-            _ => {
-                let project: Vec<&str> = config
-                    .names()
-                    .filter(|n| self.project_file(n).is_some())
-                    .collect();
-                let hint = did_you_mean(name, project.iter().copied());
-                let listed = if project.is_empty() {
-                    " (no project file here or above defines any: .mcp.json, .vscode/mcp.json, .cursor/mcp.json)".to_owned()
-                } else {
-                    format!("{hint}; the project servers: {}", project.join(", "))
-                };
-                Err(Failure::usage(format!(
-                    "{name:?} is not a project server{listed}"
-                )))
-            }
-        }
-    }
-
-    /// `trust` alone: every project server, its state and its command line.
-    fn trust_list(&self) -> Result<(), Failure> {
-        let config = &self.servers.config;
-        let project: Vec<&ServerConfig> = config
-            .servers()
-            .iter()
-            .filter(|s| self.project_file(&s.name).is_some())
-            .collect();
-        let store = if project.is_empty() {
-            None
-        } else {
-            Some(store()?)
-        };
-        let mut rows = Vec::new();
-        for server in project {
-            let file = self.project_file(&server.name).unwrap_or(Path::new(""));
-            let state = store
-                .as_ref()
-                .map_or(TrustState::Untrusted, |s| s.state(file, server));
-            let changes = match &state {
-                TrustState::Changed(parts) => parts.clone(),
-                _ => Vec::new(),
-            };
-            rows.push((server, file, state, changes));
-        }
-        if self.cli.json {
-            let rows: Vec<Value> = rows
-                .iter()
-                .map(|(server, file, state, changes)| {
-                    json!({ "name": server.name, "state": state_name(state), "file": file,
-                            "command": std::iter::once(&server.command).chain(&server.args).collect::<Vec<_>>(),
-                            "changes": changes, "sandbox": crate::reach::rules_json(server),
-                            "fetches": crate::reach::fetch_json(server) })
-                })
-                .collect();
-            print_json(&json!({ "servers": rows }));
-            return Ok(());
-        }
-        for (server, file, state, _) in rows {
-            let sandboxed = if server.sandbox.is_some() {
-                " (sandboxed)"
-            } else {
-                ""
-            };
-            outln!(
-                "{:<20} {:<40} {}{sandboxed}",
-                server.name,
-                state.to_string(),
-                file.display()
-            );
-            outln!("    {}", command_line(server));
-            if let Some(line) = crate::reach::fetch_line(server) {
-                outln!("    fetches: {line}");
-            }
-            for line in crate::reach::rule_lines(server) {
-                outln!("    sandbox: {line}");
-            }
-        }
-        Ok(())
     }
 }
 
