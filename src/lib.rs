@@ -119,6 +119,7 @@ mod driver;
 mod error;
 mod framing;
 pub mod group;
+mod hook_panic;
 mod lock;
 mod message;
 mod pending;

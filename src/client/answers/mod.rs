@@ -160,15 +160,13 @@ where
         message: format!("internal error: the client's {method} handler panicked"),
         data: None,
     };
+    let handler = Arc::new(handler);
     Arc::new(move |request| {
         let method = request.method.clone();
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(request))) {
-            Ok(answer) => std::panic::AssertUnwindSafe(answer)
-                .catch_unwind()
-                .map(move |outcome| outcome.unwrap_or_else(|_| Err(panicked(&method))))
-                .boxed(),
-            Err(_) => futures::future::ready(Err(panicked(&method))).boxed(),
-        }
+        let handler = Arc::clone(&handler);
+        crate::hook_panic::run_hook(move || handler(request))
+            .map(move |outcome| outcome.unwrap_or_else(|_| Err(panicked(&method))))
+            .boxed()
     })
 }
 

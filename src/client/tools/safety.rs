@@ -3,11 +3,8 @@
 //! settings are the builder's (`builder.rs`), the state is in `guard.rs` and
 //! `ledger.rs`, the shapes in `model/approval.rs` and `model/tool_changes.rs`.
 
-use std::any::Any;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::FutureExt;
 use serde_json::Value;
 
 use crate::error::Error;
@@ -152,16 +149,13 @@ impl Client {
             claimed,
             trusted,
         };
-        let answer = match std::panic::catch_unwind(AssertUnwindSafe(|| hook(call))) {
-            Ok(answer) => AssertUnwindSafe(answer).catch_unwind().await,
-            Err(panic) => Err(panic),
-        };
+        let answer = crate::hook_panic::run_hook(|| hook(call)).await;
         let reason = match answer {
             Ok(Approval::Allow) => return Ok(()),
             Ok(Approval::Deny(reason)) => format!("the host denied it: {reason}"),
             Err(panic) => format!(
                 "the host's approval hook panicked{}",
-                panic_text(panic.as_ref())
+                crate::hook_panic::panic_text(panic.as_ref())
                     .map(|text| format!(": {text}"))
                     .unwrap_or_default()
             ),
@@ -171,12 +165,4 @@ impl Client {
             reason,
         })
     }
-}
-
-/// The message a panic carried, when it is text.
-fn panic_text(panic: &(dyn Any + Send)) -> Option<&str> {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
 }
