@@ -10,28 +10,10 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{eventually, peer, process_state, run};
+use common::{dead, eventually, peer, run, Leftovers};
 
 /// How long a host's servers may outlive it (DESIGN.md, "The process tree").
 const WITHIN: u64 = 5;
-
-/// Dead means gone, or a zombie waiting for whoever adopted it.
-fn dead(pid: u32) -> bool {
-    matches!(process_state(pid), None | Some('Z'))
-}
-
-/// Kills what a failed test left running.
-struct Leftovers(Vec<u32>);
-
-impl Drop for Leftovers {
-    fn drop(&mut self) {
-        for &pid in &self.0 {
-            if !dead(pid) {
-                common::kill_pid(pid);
-            }
-        }
-    }
-}
 
 /// The host, when run as one: starts a server with the defaults, prints the
 /// pids of the server and its grandchild (and, with `unrelated`, of a process

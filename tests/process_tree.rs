@@ -6,12 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{eventually, peer, process_state, run};
-
-/// Dead means gone, or a zombie waiting for whoever adopted it.
-fn dead(pid: u32) -> bool {
-    matches!(process_state(pid), None | Some('Z'))
-}
+use common::{dead, eventually, peer, run};
 
 fn grandchild_pid(t: &stdio_mcp::Transport) -> Option<u32> {
     t.stderr_tail()

@@ -14,16 +14,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{eventually, peer, process_state, run};
+use common::{dead, eventually, peer, run, Leftovers};
 
 /// How long a host's servers may outlive it (DESIGN.md, "The process tree").
 const WITHIN: u64 = 5;
 /// The buffer the memory host rewrites after its first spawn.
 const BUFFER: usize = 400 << 20;
-
-fn dead(pid: u32) -> bool {
-    matches!(process_state(pid), None | Some('Z'))
-}
 
 fn parent_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -60,19 +56,6 @@ fn rollup_kib(pid: u32, field: &str) -> u64 {
                 .ok()
         })
         .unwrap_or_else(|| panic!("no {field} in {text}"))
-}
-
-/// Kills what a failed test left running.
-struct Leftovers(Vec<u32>);
-
-impl Drop for Leftovers {
-    fn drop(&mut self) {
-        for &pid in &self.0 {
-            if !dead(pid) {
-                common::kill_pid(pid);
-            }
-        }
-    }
 }
 
 /// Prints a line for the test to read, at once.

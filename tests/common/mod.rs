@@ -343,3 +343,22 @@ pub fn descendants(pid: u32) -> Vec<u32> {
     found.remove(0);
     found
 }
+
+/// Dead: gone, or exited and not yet reaped (a zombie; on Windows, a
+/// handle still held).
+pub fn dead(pid: u32) -> bool {
+    matches!(process_state(pid), None | Some('Z'))
+}
+
+/// Kills what a failed test left running, when it goes.
+pub struct Leftovers(pub Vec<u32>);
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            if !dead(pid) {
+                kill_pid(pid);
+            }
+        }
+    }
+}

@@ -8,7 +8,7 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{peer_exe, run, within};
+use common::{dead, peer_exe, run, within};
 use serde_json::{json, Value};
 use stdio_mcp::config::Config;
 use stdio_mcp::group::{Group, GroupBuilder, Reloaded, ServerState};
@@ -24,11 +24,6 @@ fn config(servers: &[(&str, &[&str])]) -> Config {
         );
     }
     Config::parse(&json!({ "mcpServers": entries }).to_string()).unwrap()
-}
-
-/// Gone, or exited and not yet reaped (Windows: exited, a handle still held).
-fn dead(pid: u32) -> bool {
-    matches!(common::process_state(pid), None | Some('Z'))
 }
 
 type Heard = Arc<Mutex<Vec<(String, ServerState)>>>;
