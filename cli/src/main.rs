@@ -10,6 +10,7 @@ mod commands;
 mod complete;
 mod daemon;
 mod failure;
+mod lock;
 mod output;
 mod project;
 mod reach;

@@ -84,8 +84,7 @@ pub(crate) fn execute(
             Either::Right((_, running)) => {
                 // Dropped first: its call's cancel is queued before the close.
                 drop(running);
-                let opened =
-                    std::mem::take(&mut *session.opened.lock().unwrap_or_else(|e| e.into_inner()));
+                let opened = std::mem::take(&mut *crate::lock::lock(&session.opened));
                 for group in opened {
                     group.close().await;
                 }
@@ -243,10 +242,7 @@ impl Session {
         if self.cli.refresh {
             group.start_idle().await;
         }
-        self.opened
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(group.clone());
+        crate::lock::lock(&self.opened).push(group.clone());
         group
     }
 }

@@ -28,7 +28,7 @@ impl Bar {
         if !std::io::stderr().is_terminal() {
             return;
         }
-        let mut bar = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut bar = crate::lock::lock(&self.0);
         let bar = bar.get_or_insert_with(|| {
             let bar = ProgressBar::new_spinner();
             bar.enable_steady_tick(Duration::from_millis(120));
@@ -63,13 +63,13 @@ impl Bar {
     }
 
     pub fn finish(&self) {
-        if let Some(bar) = self.0.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(bar) = crate::lock::lock(&self.0).take() {
             bar.finish_and_clear();
         }
     }
 
     fn suspend<T>(&self, ask: impl FnOnce() -> T) -> T {
-        match &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
+        match &*crate::lock::lock(&self.0) {
             Some(bar) => bar.suspend(ask),
             None => ask(),
         }

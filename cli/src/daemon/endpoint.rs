@@ -203,7 +203,7 @@ mod pipe {
             };
             // The first instance fails if another daemon holds the name.
             let first = server.instance(FILE_FLAG_FIRST_PIPE_INSTANCE)?;
-            *server.next.lock().unwrap_or_else(|e| e.into_inner()) = Some(first);
+            *crate::lock::lock(&server.next) = Some(first);
             Ok(server)
         }
 
@@ -230,7 +230,7 @@ mod pipe {
         }
 
         pub(super) fn accept(&self) -> io::Result<std::fs::File> {
-            let current = match self.next.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let current = match crate::lock::lock(&self.next).take() {
                 Some(handle) => handle,
                 None => self.instance(0)?,
             };
@@ -245,7 +245,7 @@ mod pipe {
                     return Err(error);
                 }
             }
-            *self.next.lock().unwrap_or_else(|e| e.into_inner()) = self.instance(0).ok();
+            *crate::lock::lock(&self.next) = self.instance(0).ok();
             Ok(std::fs::File::from(current))
         }
     }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -20,6 +20,7 @@ use super::endpoint::{self, Connection, Listener};
 use super::protocol::{self, Outcome, Reply, Request, Run, ServerStatus, Status};
 use super::{address, VERSION};
 use crate::failure::Failure;
+use crate::lock::lock;
 use crate::output::{self, errln};
 use crate::session::{execute, group_builder, named_server};
 use crate::sources::{self, Servers};
@@ -94,10 +95,6 @@ impl Asker {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// A server's questions, put to the person at the terminal of the command
 /// that uses that server, when one answers them; declined otherwise, as a
 /// command run directly without a terminal (or with `--no-input`) does.
@@ -138,7 +135,7 @@ pub(crate) fn serve(cli: &Cli, idle: u64) -> Result<(), Failure> {
             .lazy(true)
             .idle_timeout(Duration::from_secs(idle))
             .on_state_change(move |name, state| {
-                let mut ready = seen.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut ready = lock(&seen);
                 match state {
                     ServerState::Ready(_) => {
                         ready.entry(name.to_owned()).or_insert_with(Instant::now);
