@@ -44,7 +44,28 @@ pub(crate) fn replace(path: &Path, content: &[u8], private: bool) -> Result<(), 
         file.sync_all()
     });
     written.map_err(|e| fail("write", e))?;
-    std::fs::rename(&temporary, path).map_err(|e| fail("rename into place", e))
+    rename(&temporary, path).map_err(|e| fail("rename into place", e))
+}
+
+/// Renames `from` over `to`. Unix replaces a file whoever else renames onto
+/// it at once; Windows refuses a rename onto a file another rename is
+/// replacing at that moment (access denied), so there it is tried again, a
+/// few times, a moment apart.
+fn rename(from: &Path, to: &Path) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match std::fs::rename(from, to) {
+            Err(error)
+                if cfg!(windows)
+                    && error.kind() == io::ErrorKind::PermissionDenied
+                    && tries < 50 =>
+            {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            outcome => return outcome,
+        }
+    }
 }
 
 /// A name beside `path` no other writer, thread or process, uses at once.
