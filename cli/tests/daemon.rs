@@ -698,3 +698,49 @@ fn a_daemon_out_of_descriptors_backs_off_and_recovers() {
     drop(held);
     wait_until(10, || p.run(&["--json", "daemon", "status"]).code == 0);
 }
+
+/// `--verbose` (the servers' stderr is the command's) and a command typed in
+/// another folder (the daemon serves the folder it was started in) run
+/// where they are typed: the same outcome as with `--no-daemon`.
+#[cfg(unix)]
+#[test]
+fn verbose_and_another_folder_give_the_same_answer_as_directly() {
+    let s = Scratch::new("daemon-verbose");
+    let config = s.config(
+        json!({ "demo": { "command": peer(), "args": ["--log-start", s.path("starts")] } }),
+    );
+    let elsewhere = s.0.join("sub");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = |dir: &std::path::Path, args: &[&str]| {
+        let mut command = s.cli(&[&["--config", config.as_str()], args].concat());
+        command
+            .current_dir(dir)
+            .env("STDIO_MCP_DAEMON_DIR", s.0.join("run"));
+        common::finish(command.spawn().unwrap(), 60)
+    };
+    let started = run(&s.0, &["daemon", "start"]);
+    assert_eq!(started.code, 0, "{started:?}");
+    assert_eq!(run(&s.0, &["call", "demo", "echo", "message=warm"]).code, 0);
+    let starts = || s.lines("starts");
+    let warm = starts();
+    for (dir, args) in [
+        (
+            &s.0,
+            &["--verbose", "call", "demo", "echo", "message=hi"][..],
+        ),
+        (&elsewhere, &["call", "demo", "echo", "message=hi"][..]),
+    ] {
+        let through = run(dir, args);
+        let direct = run(dir, &[&["--no-daemon"], args].concat());
+        assert_eq!(
+            (through.code, &through.stdout, &through.stderr),
+            (direct.code, &direct.stdout, &direct.stderr),
+            "{args:?} in {}: through the daemon, then directly",
+            dir.display()
+        );
+        assert_eq!(through.stdout.trim(), "Echo: hi", "{through:?}");
+    }
+    // Each ran its own server: the daemon's warm one answered neither.
+    assert_eq!(starts(), warm + 4);
+    let _ = run(&s.0, &["daemon", "stop"]);
+}
