@@ -110,17 +110,24 @@ pub fn form_of(request: &ServerRequest) -> Result<Option<(String, Value)>, RpcEr
     })
 }
 
-/// Asks the form `message` describes on this terminal, field by field: an
-/// elicitation result, accepted with the answers, or cancelled.
+/// Asks the form `message` describes on this terminal, field by field, on
+/// a thread of its own (the call's I/O goes on meanwhile): see [`answer`].
 pub async fn ask(message: String, schema: Value, bar: Bar) -> Value {
-    // Asked on a thread of its own: the call's I/O goes on meanwhile.
-    let (answer, answered) = futures::channel::oneshot::channel();
+    let (answer_sent, answered) = futures::channel::oneshot::channel();
     std::thread::spawn(move || {
-        let _ = answer.send(bar.suspend(|| ask_form(&message, &schema)));
+        let _ = answer_sent.send(bar.suspend(|| answer(&message, &schema)));
     });
-    match answered.await {
-        Ok(Some(content)) => ElicitResult::accept(content).into(),
-        _ => ElicitResult::cancel().into(),
+    answered
+        .await
+        .unwrap_or_else(|_| ElicitResult::cancel().into())
+}
+
+/// Asks the form `message` describes on this terminal, field by field, now:
+/// an elicitation result, accepted with the answers, or cancelled.
+pub fn answer(message: &str, schema: &Value) -> Value {
+    match ask_form(message, schema) {
+        Some(content) => ElicitResult::accept(content).into(),
+        None => ElicitResult::cancel().into(),
     }
 }
 

@@ -489,12 +489,7 @@ pub(super) fn forward(cli: &Cli) -> Option<u8> {
                     requested_schema,
                 }) => {
                     // A server's question, asked here as a direct run would.
-                    let bar = crate::terminal::Bar::default();
-                    let answer = futures::executor::block_on(crate::terminal::ask(
-                        message,
-                        requested_schema,
-                        bar,
-                    ));
+                    let answer = crate::terminal::answer(&message, &requested_schema);
                     let _ = daemon.send(&Request::Answer(answer));
                 }
                 Ok(other) => break Err(daemon.lost(&format!("answered {other:?} to the command"))),

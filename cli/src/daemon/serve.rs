@@ -55,6 +55,15 @@ struct Command {
     asker: Option<Arc<Asker>>,
 }
 
+/// A command taken in: its number among those running, its words as
+/// parsed, the config files as read for it, and its terminal, if it asks.
+struct Admitted {
+    number: u64,
+    cli: Result<Cli, clap::Error>,
+    loaded: Result<Servers, Failure>,
+    asker: Option<Arc<Asker>>,
+}
+
 /// A command's terminal, as the daemon reaches it: a question goes down its
 /// connection, and its answer comes back on the same.
 struct Asker {
@@ -262,12 +271,11 @@ impl Host {
             }
             Ok(Request::Run(run)) => match self.admit(&run, &writer) {
                 Err(why) => Reply::Direct { why },
-                Ok((number, cli, loaded)) => {
+                Ok(admitted) => {
                     protocol::send(&mut writer, &Reply::Running)?;
-                    let asker = lock(&self.running).commands[&number].asker.clone();
-                    let interrupted = listen(reader, asker);
-                    let outcome = self.run(cli, loaded, interrupted);
-                    lock(&self.running).commands.remove(&number);
+                    let interrupted = listen(reader, admitted.asker);
+                    let outcome = self.run(admitted.cli, admitted.loaded, interrupted);
+                    lock(&self.running).commands.remove(&admitted.number);
                     Reply::Done(outcome)
                 }
             },
@@ -283,12 +291,7 @@ impl Host {
     /// server it may use is defined otherwise in its environment, its roots
     /// are not the daemon's, its `--timeout` would bound a start here, or
     /// its server's questions could not be told from another command's.
-    #[allow(clippy::type_complexity)]
-    fn admit(
-        &self,
-        run: &Run,
-        connection: &Connection,
-    ) -> Result<(u64, Result<Cli, clap::Error>, Result<Servers, Failure>), String> {
+    fn admit(&self, run: &Run, connection: &Connection) -> Result<Admitted, String> {
         let cli = Cli::try_parse_from(
             std::iter::once("stdio-mcp".to_owned()).chain(run.argv.iter().cloned()),
         );
@@ -353,8 +356,17 @@ impl Host {
         };
         running.next += 1;
         let number = running.next;
-        running.commands.insert(number, Command { server, asker });
-        Ok((number, cli, loaded))
+        let command = Command {
+            server,
+            asker: asker.clone(),
+        };
+        running.commands.insert(number, command);
+        Ok(Admitted {
+            number,
+            cli,
+            loaded,
+            asker,
+        })
     }
 
     /// Runs a command as the command line would here, with the warm group:
