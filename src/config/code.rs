@@ -19,15 +19,15 @@ pub(super) fn digests(
     command: &str,
     args: &[String],
 ) -> BTreeMap<String, String> {
-    let Ok(project) = std::fs::canonicalize(project) else {
-        return BTreeMap::new();
-    };
-    let base = cwd.unwrap_or(&project);
+    let base = cwd.unwrap_or(project);
     let command_is_path = command.contains('/') || command.contains('\\');
     let named = command_is_path
         .then_some((command, true))
         .into_iter()
         .chain(args.iter().map(|arg| (arg.as_str(), false)));
+    // The project folder as the files' paths will be: looked up once, and
+    // only when a word names something that exists.
+    let mut canonical_project = None;
     let mut found = BTreeMap::new();
     for (word, is_command) in named {
         // Options and URLs are no files; an empty word would be the folder.
@@ -37,10 +37,20 @@ pub(super) fn digests(
         let Ok(path) = std::fs::canonicalize(base.join(word)) else {
             continue;
         };
-        let Ok(inside) = path.strip_prefix(&project) else {
+        let project = match &canonical_project {
+            Some(project) => project,
+            None => match std::fs::canonicalize(project) {
+                Ok(canonical) => canonical_project.insert(canonical),
+                Err(_) => return found,
+            },
+        };
+        let Ok(inside) = path.strip_prefix(project) else {
             continue;
         };
-        if !path.is_file() || !(is_command || is_code(&path)) {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() || !(is_command || is_code(&path, &meta)) {
             continue;
         }
         let Ok(content) = std::fs::read(&path) else {
@@ -62,7 +72,7 @@ const CODE: &[&str] = &[
 /// or (Unix) an executable file. What a server reads or writes as data (a
 /// database, a log, a settings file) is not, so a server that writes its
 /// own files in the project stays trusted.
-fn is_code(path: &Path) -> bool {
+fn is_code(path: &Path, meta: &std::fs::Metadata) -> bool {
     let by_name = path
         .extension()
         .and_then(|e| e.to_str())
@@ -70,10 +80,13 @@ fn is_code(path: &Path) -> bool {
     #[cfg(unix)]
     let executable = {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+        meta.permissions().mode() & 0o111 != 0
     };
     #[cfg(not(unix))]
-    let executable = false;
+    let executable = {
+        let _ = meta;
+        false
+    };
     by_name || executable
 }
 
