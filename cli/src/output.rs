@@ -49,11 +49,14 @@ pub fn set_warnings(warnings: Vec<String>) {
 
 /// Says `warnings` found while the command ran (a tool filter that
 /// matches nothing) on stderr, and keeps them with the config's for `--json`.
-pub fn warn(warnings: Vec<String>) {
-    for warning in &warnings {
+pub fn warn(warnings: &[impl fmt::Display]) {
+    for warning in warnings {
         err_line(format_args!("stdio-mcp: warning: {warning}"));
     }
-    WARNINGS.with(|w| w.borrow_mut().extend(warnings));
+    WARNINGS.with(|w| {
+        w.borrow_mut()
+            .extend(warnings.iter().map(ToString::to_string))
+    });
 }
 
 /// `document` with the running command's config warnings beside what it

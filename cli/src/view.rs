@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use stdio_mcp::client::Client;
-use stdio_mcp::group::{Group, GroupPrompt, GroupResource, GroupTool, ServerState};
+use stdio_mcp::group::{Group, GroupPrompt, GroupResource, GroupTool, GroupWarning, ServerState};
 use stdio_mcp::Error;
 
 /// A group, or the servers `only` of one.
@@ -107,17 +107,10 @@ impl View {
     }
 
     /// The tool filters of its servers that match nothing (once listed).
-    pub(crate) fn warnings(&self) -> Vec<String> {
-        let servers: Vec<String> = self.servers().into_iter().map(|(name, _)| name).collect();
-        self.group
-            .warnings()
-            .into_iter()
-            .filter(|w| {
-                servers
-                    .iter()
-                    .any(|s| w.starts_with(&format!("server {s:?}:")))
-            })
-            .collect()
+    pub(crate) fn warnings(&self) -> Vec<GroupWarning> {
+        let mut warnings = self.group.warnings();
+        warnings.retain(|w| self.sees(&w.server));
+        warnings
     }
 
     pub(crate) fn errors(&self) -> Vec<(String, String)> {

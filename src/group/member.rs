@@ -121,7 +121,8 @@ impl Member {
         included && !config.exclude_tools.iter().any(|p| glob(p, name))
     }
 
-    /// Those of `tools`, its whole listing, the group offers.
+    /// Those of `tools`, its whole listing, the group offers; the names
+    /// are kept for [`filter_warnings`](Self::filter_warnings).
     pub(crate) fn offered(&self, mut tools: Vec<Tool>) -> Vec<Tool> {
         *lock(&self.listed) = Some(tools.iter().map(|t| t.name.clone()).collect());
         tools.retain(|tool| self.offers(&tool.name));
@@ -131,7 +132,7 @@ impl Member {
     /// Each `includeTools` or `excludeTools` pattern of its entry that
     /// matches none of its tools, once they are listed: a filter that
     /// filters nothing (a deny that never matches looks like a working one).
-    pub(crate) fn filter_warnings(&self) -> Vec<String> {
+    pub(crate) fn filter_warnings(&self) -> Vec<super::GroupWarning> {
         let listed = lock(&self.listed);
         let Some(names) = listed.as_ref() else {
             return Vec::new();
@@ -157,11 +158,13 @@ impl Member {
                     })
                     .map(|name| format!(" (did you mean {name:?}?)"))
                     .unwrap_or_default();
-                warnings.push(format!(
-                    "server {:?}: {key} entry {pattern:?} matches none of its {} tools{near}",
-                    self.name(),
-                    known.len()
-                ));
+                warnings.push(super::GroupWarning {
+                    server: self.name().to_owned(),
+                    message: format!(
+                        "{key} entry {pattern:?} matches none of its {} tools{near}",
+                        known.len()
+                    ),
+                });
             }
         }
         warnings

@@ -34,6 +34,7 @@ mod reload;
 mod runtime;
 mod start;
 mod state;
+mod warning;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -53,6 +54,7 @@ pub use naming::Naming;
 pub use reload::Reloaded;
 use start::Starter;
 pub use state::ServerState;
+pub use warning::GroupWarning;
 
 /// How long a server may take to start by default: its process, and its
 /// era's opening.
@@ -179,7 +181,7 @@ impl Group {
     /// # Ok::<(), Box<dyn std::error::Error>>(()) });
     /// ```
     #[must_use]
-    pub fn warnings(&self) -> Vec<String> {
+    pub fn warnings(&self) -> Vec<GroupWarning> {
         let mut members = self.members();
         members.sort_by(|a, b| a.name().cmp(b.name()));
         members.iter().flat_map(|m| m.filter_warnings()).collect()

@@ -288,8 +288,11 @@ fn a_tool_filter_that_matches_nothing_is_a_warning() {
         );
         let offered: Vec<String> = group.tools().await.into_iter().map(|t| t.name).collect();
         assert_eq!(offered, ["a__echo", "b__echo", "b__countdown"]);
+        let servers: Vec<String> = group.warnings().into_iter().map(|w| w.server).collect();
+        assert_eq!(servers, ["a", "a", "a"], "b's filter matches its add");
+        let warnings: Vec<String> = group.warnings().iter().map(ToString::to_string).collect();
         assert_eq!(
-            group.warnings(),
+            warnings,
             [
                 r#"server "a": includeTools entry "ad" matches none of its 3 tools (did you mean "add"?)"#,
                 r#"server "a": excludeTools entry "countdwn" matches none of its 3 tools (did you mean "countdown"?)"#,

@@ -17,7 +17,7 @@ impl Session {
         let skipped = config.skipped().to_vec();
         let group = self.group(config).await;
         let tools = group.tools().await;
-        output::warn(group.warnings());
+        output::warn(&group.warnings());
         let mut rows = Vec::new();
         for (name, state) in group.servers() {
             let count = tools.iter().filter(|t| t.server == name).count();

@@ -15,7 +15,7 @@ impl Session {
         let (config, server) = self.config_for(server.as_deref())?;
         let group = self.group(config).await;
         let tools = group.tools().await;
-        output::warn(group.warnings());
+        output::warn(&group.warnings());
         let failures: Vec<(String, String)> = group
             .servers()
             .into_iter()
