@@ -45,12 +45,12 @@ struct Host {
 #[derive(Default)]
 struct Running {
     next: u64,
-    commands: HashMap<u64, Command>,
+    commands: HashMap<u64, RunningCommand>,
 }
 
 /// A running command: the server it uses (`None`: any), and where its
 /// servers' questions are asked, when a person at its terminal answers them.
-struct Command {
+struct RunningCommand {
     server: Option<String>,
     asker: Option<Arc<Asker>>,
 }
@@ -295,12 +295,12 @@ impl Host {
         let cli = Cli::try_parse_from(
             std::iter::once("stdio-mcp".to_owned()).chain(run.argv.iter().cloned()),
         );
-        // The config files are read anew for each command, as a direct run
-        // would: a changed or newly trusted entry is what the group hosts.
-        let loaded = sources::load(&self.cli.config);
         if run.roots != super::roots_of(&self.cli) {
             return Err("its roots are not the daemon's".to_owned());
         }
+        // The config files are read anew for each command, as a direct run
+        // would: a changed or newly trusted entry is what the group hosts.
+        let loaded = sources::load(&self.cli.config);
         if let Ok(servers) = &loaded {
             let here = super::launch_keys(servers);
             if let Some((name, _)) = run
@@ -314,13 +314,14 @@ impl Host {
             }
         }
         // A server it names, else any of them.
+        let states = self.group.servers();
         let server = cli.as_ref().ok().and_then(|cli| {
             named_server(cli)
-                .filter(|name| self.group.servers().iter().any(|(n, _)| n == name))
+                .filter(|name| states.iter().any(|(n, _)| n == name))
                 .map(str::to_owned)
         });
         if cli.as_ref().is_ok_and(|cli| cli.timeout.is_some()) {
-            let cold = self.group.servers().into_iter().find(|(name, state)| {
+            let cold = states.into_iter().find(|(name, state)| {
                 server.as_ref().is_none_or(|s| s == name) && !matches!(state, ServerState::Ready(_))
             });
             if let Some((name, _)) = cold {
@@ -356,7 +357,7 @@ impl Host {
         };
         running.next += 1;
         let number = running.next;
-        let command = Command {
+        let command = RunningCommand {
             server,
             asker: asker.clone(),
         };
