@@ -691,10 +691,15 @@ fn a_daemon_out_of_descriptors_backs_off_and_recovers() {
         .find(|path| path.extension().is_some_and(|e| e == "log"))
         .unwrap();
     let said = std::fs::read_to_string(&log).unwrap();
-    let failures = said.lines().filter(|l| l.contains("accept:")).count();
+    // A failed accept, or an accepted connection whose second descriptor
+    // fails and which is dropped at once: both are the daemon out of room.
+    let failures = said
+        .lines()
+        .filter(|l| l.contains("Too many open files"))
+        .count();
     assert!(failures > 0, "the daemon never ran out: {said}");
     // Backing off (10 ms, doubling up to 1 s): about 8 in 1.5 s; spinning: thousands.
-    assert!(failures < 30, "{failures} failed accepts in 1.5 s:\n{said}");
+    assert!(failures < 30, "{failures} failures in 1.5 s:\n{said}");
     drop(held);
     wait_until(10, || p.run(&["--json", "daemon", "status"]).code == 0);
 }

@@ -169,18 +169,28 @@ pub(crate) fn serve(cli: &Cli, idle: u64) -> Result<(), Failure> {
         "stdio-mcp daemon {VERSION}: pid {}, listening",
         std::process::id()
     );
-    // An accept that fails (no descriptor left: EMFILE) fails again at once:
-    // waited out, longer each time, instead of spinning the CPU.
+    // Out of descriptors (EMFILE), an accept fails again at once, or succeeds
+    // only for the connection's second descriptor to fail: either is waited
+    // out, longer each time, instead of spinning the CPU.
     let mut pause = Duration::from_millis(10);
     loop {
-        let stream = match listener.accept() {
-            Ok(stream) => {
+        let taken = listener
+            .accept()
+            .map_err(|error| ("accept", error))
+            .and_then(|stream| {
+                let reader = stream
+                    .try_clone()
+                    .map_err(|error| ("a command's connection", error))?;
+                Ok((stream, reader))
+            });
+        let (stream, reader) = match taken {
+            Ok(taken) => {
                 pause = Duration::from_millis(10);
-                stream
+                taken
             }
-            Err(error) => {
+            Err((what, error)) => {
                 errln!(
-                    "stdio-mcp daemon: accept: {error}; again in {}ms",
+                    "stdio-mcp daemon: {what}: {error}; again in {}ms",
                     pause.as_millis()
                 );
                 std::thread::sleep(pause);
@@ -190,7 +200,7 @@ pub(crate) fn serve(cli: &Cli, idle: u64) -> Result<(), Failure> {
         };
         let host = Arc::clone(&host);
         std::thread::spawn(move || {
-            if let Err(error) = host.answer(stream) {
+            if let Err(error) = host.answer(stream, reader) {
                 errln!("stdio-mcp daemon: a command's connection: {error}");
             }
         });
@@ -241,9 +251,8 @@ fn trusted(servers: &Servers) -> Result<Config, Failure> {
 
 impl Host {
     /// One connection: the greeting, then one request (protocol.rs).
-    fn answer(&self, stream: Connection) -> std::io::Result<()> {
-        let mut reader = BufReader::new(stream.try_clone()?);
-        let mut writer = stream;
+    fn answer(&self, mut writer: Connection, reader: Connection) -> std::io::Result<()> {
+        let mut reader = BufReader::new(reader);
         let mut line = String::new();
         reader.read_line(&mut line)?;
         // Whatever version the command has: it compares, and goes if not its own.
