@@ -16,7 +16,7 @@ use std::time::Instant;
 use serde_json::json;
 use stdio_mcp::client::{Approval, Client, ToolCall};
 use stdio_mcp::Transport;
-use stdio_mcp_testkit::median;
+use stdio_mcp_testkit::{alternate, median};
 
 /// The bench server of this build (`cargo build --release -p stdio-mcp-testkit`).
 fn server_exe() -> &'static str {
@@ -48,26 +48,10 @@ fn pair<F: Future<Output = ()>>(
             start.elapsed().as_secs_f64() * 1e6 / n as f64
         })
     };
-    let (mut times_a, mut times_b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for block in 0..blocks() {
-        let (ta, tb) = if block % 2 == 0 {
-            let ta = time(a.1);
-            (ta, time(b.1))
-        } else {
-            let tb = time(b.1);
-            (time(a.1), tb)
-        };
-        times_a.push(ta);
-        times_b.push(tb);
-        ratios.push(tb / ta);
-    }
+    let (ta, tb, ratio) = alternate(blocks(), || time(a.1), || time(b.1));
     println!(
-        "| {label} | {}: {:.2} µs | {}: {:.2} µs | {:.3} |",
-        a.0,
-        median(times_a),
-        b.0,
-        median(times_b),
-        median(ratios)
+        "| {label} | {}: {:.2} µs | {}: {:.2} µs | {ratio:.3} |",
+        a.0, ta, b.0, tb
     );
 }
 

@@ -75,6 +75,35 @@ pub fn median(mut figures: Vec<f64>) -> f64 {
     figures[figures.len() / 2]
 }
 
+/// Two figures measured in `blocks` alternating blocks, the order swapped
+/// from block to block so that neither always runs first: the median of
+/// each and the median of the blocks' ratios `b / a`.
+///
+/// ```
+/// let (a, b, ratio) = stdio_mcp_testkit::alternate(3, || 2.0, || 3.0);
+/// assert_eq!((a, b, ratio), (2.0, 3.0, 1.5));
+/// ```
+pub fn alternate(
+    blocks: usize,
+    mut a: impl FnMut() -> f64,
+    mut b: impl FnMut() -> f64,
+) -> (f64, f64, f64) {
+    let (mut times_a, mut times_b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for block in 0..blocks {
+        let (ta, tb) = if block % 2 == 0 {
+            let ta = a();
+            (ta, b())
+        } else {
+            let tb = b();
+            (a(), tb)
+        };
+        times_a.push(ta);
+        times_b.push(tb);
+        ratios.push(tb / ta);
+    }
+    (median(times_a), median(times_b), median(ratios))
+}
+
 /// What a test of the sandbox sets up in its own process on Linux, which
 /// std has no word for: a session keyring holding a key, and a descriptor
 /// left open across exec.
