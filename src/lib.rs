@@ -81,7 +81,7 @@
 //!
 //! # Features
 //!
-//! Both off by default:
+//! All off by default:
 //!
 //! - `validate`: tool arguments and results checked against the tools' JSON
 //!   Schemas (`ClientBuilder::validate_arguments` and `validate_results`),
@@ -90,6 +90,11 @@
 //! - `tracing`: a span for each server and each request, and events for the
 //!   life cycle, discarded lines and each message, through the `tracing`
 //!   crate; without it the crate logs nothing and pays nothing.
+//! - `opentelemetry`: each request a CLIENT span and each request and session
+//!   a duration, by OpenTelemetry's semantic conventions for MCP, and the
+//!   caller's trace context in `params._meta`, through the `opentelemetry`
+//!   API crate (the host installs the SDK); see the client docs' section
+//!   "OpenTelemetry".
 
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 // System calls only in `src/sys/`, the one module allowed `unsafe`.

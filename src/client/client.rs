@@ -24,6 +24,7 @@ use super::model::types::{Implementation, ServerCapabilities};
 use super::request::{CallOptions, Caller};
 use super::session::Session;
 use super::subscription::Subscription;
+use super::telemetry::{Instruments, Operation};
 use super::tools::cache::ToolCache;
 use super::tools::guard::Guard;
 use super::tools::ledger::ToolLedger;
@@ -77,6 +78,21 @@ pub(super) struct Connected {
     /// What is checked against the tools' schemas.
     #[cfg(feature = "validate")]
     pub(super) checks: super::validation::Checks,
+    /// Spans and metrics (feature `opentelemetry`; else nothing).
+    pub(super) telemetry: Instruments,
+}
+
+impl Drop for Connected {
+    fn drop(&mut self) {
+        // A session not closed ends with the last handle: how the server went.
+        let error = match self.life.state() {
+            ClientState::Exited => Some("exited"),
+            ClientState::GaveUp => Some("gave_up"),
+            _ => None,
+        };
+        self.telemetry
+            .session_ended(&self.session.protocol_version, error);
+    }
 }
 
 impl Client {
@@ -106,8 +122,17 @@ impl Client {
                 tool_watch: futures::lock::Mutex::new(None),
                 #[cfg(feature = "validate")]
                 checks: super::validation::Checks::default(),
+                telemetry: Instruments::new(),
             }),
         }
+    }
+
+    /// The new client, with the instruments its connect began with.
+    pub(super) fn with_telemetry(mut self, telemetry: Instruments) -> Self {
+        Arc::get_mut(&mut self.inner)
+            .expect("a client just made has no clone")
+            .telemetry = telemetry;
+        self
     }
 
     /// The new client, checking what `checks` says.
@@ -279,6 +304,9 @@ impl Client {
             inbound: &self.inner.inbound,
             inputs: &self.inner.inputs,
             protocol: self.protocol(),
+            version: &self.inner.session.protocol_version,
+            telemetry: &self.inner.telemetry,
+            within: None,
         }
     }
 
@@ -354,14 +382,29 @@ impl Client {
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<Value, Error> {
+        self.request_within(method, params, options, None).await
+    }
+
+    /// [`request`](Self::request), as part of the span `within` when its
+    /// caller made one.
+    pub(super) async fn request_within(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+        within: Option<&Operation<'_>>,
+    ) -> Result<Value, Error> {
         if let Some(other) = params.as_ref().filter(|p| !p.is_object()) {
             return self.named(Err(Error::InvalidArguments(format!(
                 "the params of {method} must be a JSON object, not {}",
                 excerpt(other)
             ))));
         }
-        let outcome = self
-            .caller()
+        let caller = Caller {
+            within,
+            ..self.caller()
+        };
+        let outcome = caller
             .call(|| self.progress_token(), method, params, options)
             .await;
         self.named(outcome.map_err(explain_missing_capability))
@@ -385,6 +428,10 @@ impl Client {
     /// # Ok::<(), stdio_mcp::Error>(()) });
     /// ```
     pub fn close(&self) -> ClientClose {
+        let inner = &self.inner;
+        inner
+            .telemetry
+            .session_ended(&inner.session.protocol_version, None);
         ClientClose {
             close: self.inner.life.close(),
             transport: self.inner.life.current(),

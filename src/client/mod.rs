@@ -25,7 +25,8 @@
 // catalog and its cache, the ledger of changes, the approval hook, the
 // schema checks (tools/); answers to what the server asks (answers/); the
 // process's life and restarts (restart/); the MCP methods (methods.rs) and
-// tasks (tasks.rs); the MCP shapes a user reads (model/).
+// tasks (tasks.rs); the MCP shapes a user reads (model/); OpenTelemetry's
+// spans and metrics of each request and session (telemetry.rs).
 mod answers;
 mod builder;
 // The handle's file, as the layout in docs/design.md names it.
@@ -38,6 +39,7 @@ mod model;
 mod request;
 mod restart;
 mod tasks;
+mod telemetry;
 mod tools;
 
 // The modules of the concept folders, by their own names.

@@ -27,6 +27,7 @@ use super::life::Life;
 use super::noise::Noise;
 use super::restart::{self, Again, Handoff, Restarter};
 use super::session::{handshake, known_era, probe, remember_era, Hello, Probe};
+use super::telemetry::Instruments;
 
 /// A started process: its transport and, when restarts are on, the channel
 /// that hands its supervisor the connected client.
@@ -104,7 +105,10 @@ pub(super) async fn open(
         (era, _) => era,
     };
     let since = Instant::now();
+    // The session's instruments, from the connect's first request on.
+    let telemetry = Instruments::new();
     let hello = Hello {
+        telemetry: &telemetry,
         client_info: &client_info,
         capabilities: &capabilities,
         handshake_timeout,
@@ -245,6 +249,7 @@ pub(super) async fn open(
                 era: session.era,
                 protocol_version: session.protocol_version.clone(),
                 meta: session.meta.clone(),
+                telemetry: telemetry.clone(),
             },
         };
         // Refused when the driver is already gone: the handoff's guard
@@ -259,7 +264,8 @@ pub(super) async fn open(
         request_timeout,
         name.to_owned(),
         guard,
-    );
+    )
+    .with_telemetry(telemetry);
     #[cfg(feature = "validate")]
     let client = client.with_checks(checks);
     Ok(client)

@@ -20,6 +20,7 @@ use crate::client::era::{Era, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 use crate::client::model::types::{Extra, Implementation, ServerCapabilities};
 use crate::client::noise::Noise;
 use crate::client::nudge;
+use crate::client::telemetry::Instruments;
 use crate::client::wire::{complete, decode, TASKS_EXTENSION};
 
 /// The server's answer to `initialize`.
@@ -45,6 +46,8 @@ pub(in crate::client) struct Hello<'a> {
     pub(in crate::client) noise: &'a Noise,
     /// When the whole connect must be over (a group's start limit), if ever.
     pub(in crate::client) deadline: Option<Instant>,
+    /// The spans of the connect's requests.
+    pub(in crate::client) telemetry: &'a Instruments,
 }
 
 impl Hello<'_> {
@@ -84,12 +87,16 @@ impl Hello<'_> {
         let limit = self
             .deadline
             .map_or(limit, |at| limit.min(at.saturating_duration_since(now)));
+        let operation = self.telemetry.handshake(method, &params);
+        let mut params = params;
+        operation.propagate_into(&mut params);
         let options = RequestOptions::new().timeout(limit);
         let mut request = transport.send_request_with(method, Some(params), options);
+        operation.sent(request.id());
         if quiet {
             request = request.quiet();
         }
-        match select(request, pin!(self.noise.overflowed())).await {
+        let answer = match select(request, pin!(self.noise.overflowed())).await {
             Either::Left((answer, _)) => {
                 // An answer of any kind is JSON-RPC: noise after it is no overflow.
                 if answer
@@ -101,7 +108,9 @@ impl Hello<'_> {
                 answer
             }
             Either::Right(((lines, first), _)) => Err(Error::Noise { lines, first }),
-        }
+        };
+        operation.end(answer.as_ref());
+        answer
     }
 
     /// The connect's deadline has passed.

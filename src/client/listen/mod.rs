@@ -123,50 +123,65 @@ impl Client {
             }
             return Ok(subscription);
         }
-        let transport = self.inner.life.transport().await?;
-        let protocol = self.protocol();
-        let (ack, acknowledged) = futures::channel::oneshot::channel();
-        let send = |filter: &ListenFilter| send_listen(&transport, filter, &protocol);
-        let key = self.inner.inbound.listeners.open(filter, send, sender, ack);
-        let limit = transport.timeout().unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT);
-        let listeners = &self.inner.inbound.listeners;
-        let ended = futures::future::poll_fn(|cx| listeners.poll_end(key, cx));
-        let ended = std::pin::pin!(ended);
-        let waited = futures::future::select(
-            acknowledged,
-            futures::future::select(ended, async_io::Timer::after(limit)),
-        )
-        .await;
-        let agreed = match waited {
-            futures::future::Either::Left((Ok(agreed), _)) => agreed,
-            // The listener went away before the acknowledgment: no stream to give.
-            futures::future::Either::Left((Err(_), _)) => {
-                listeners.remove(key);
-                return Err(Error::Protocol(
-                    "subscriptions/listen ended before it was acknowledged".into(),
-                ));
-            }
-            futures::future::Either::Right((ended, _)) => {
-                listeners.remove(key);
-                return Err(match ended {
-                    futures::future::Either::Left((Some(Err(error)), _)) => error,
-                    futures::future::Either::Left((Some(Ok(_)) | None, _)) => Error::Protocol(
-                        "the server ended subscriptions/listen before acknowledging it".into(),
-                    ),
-                    futures::future::Either::Right(_) => Error::Timeout {
-                        method: "subscriptions/listen".into(),
-                        after: limit,
-                    },
-                });
-            }
-        };
-        Ok(Subscription::new(
-            receiver,
-            Arc::clone(&self.inner.inbound.listeners),
-            key,
-            Some(agreed),
+        // Its span lasts until the server acknowledges the stream.
+        let operation = self.inner.telemetry.operation(
+            "subscriptions/listen",
             None,
-        ))
+            &self.inner.session.protocol_version,
+        );
+        let opened = async {
+            let transport = self.inner.life.transport().await?;
+            let protocol = self.protocol();
+            let (ack, acknowledged) = futures::channel::oneshot::channel();
+            let send = |filter: &ListenFilter| {
+                let request = send_listen(&transport, filter, &protocol, Some(&operation));
+                operation.sent(request.id());
+                request
+            };
+            let key = self.inner.inbound.listeners.open(filter, send, sender, ack);
+            let limit = transport.timeout().unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT);
+            let listeners = &self.inner.inbound.listeners;
+            let ended = futures::future::poll_fn(|cx| listeners.poll_end(key, cx));
+            let ended = std::pin::pin!(ended);
+            let waited = futures::future::select(
+                acknowledged,
+                futures::future::select(ended, async_io::Timer::after(limit)),
+            )
+            .await;
+            let agreed = match waited {
+                futures::future::Either::Left((Ok(agreed), _)) => agreed,
+                // The listener went away before the acknowledgment: no stream to give.
+                futures::future::Either::Left((Err(_), _)) => {
+                    listeners.remove(key);
+                    return Err(Error::Protocol(
+                        "subscriptions/listen ended before it was acknowledged".into(),
+                    ));
+                }
+                futures::future::Either::Right((ended, _)) => {
+                    listeners.remove(key);
+                    return Err(match ended {
+                        futures::future::Either::Left((Some(Err(error)), _)) => error,
+                        futures::future::Either::Left((Some(Ok(_)) | None, _)) => Error::Protocol(
+                            "the server ended subscriptions/listen before acknowledging it".into(),
+                        ),
+                        futures::future::Either::Right(_) => Error::Timeout {
+                            method: "subscriptions/listen".into(),
+                            after: limit,
+                        },
+                    });
+                }
+            };
+            Ok(Subscription::new(
+                receiver,
+                Arc::clone(&self.inner.inbound.listeners),
+                key,
+                Some(agreed),
+                None,
+            ))
+        }
+        .await;
+        operation.end_call(false, opened.as_ref().err());
+        opened
     }
 
     /// `resources/subscribe` or `resources/unsubscribe` (legacy only).

@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::pending::{PendingRequest, RequestOptions};
 
 use crate::client::life::Life;
+use crate::client::telemetry::Operation;
 
 /// When the latest progress of a call came, and who waits to hear of it.
 #[derive(Default)]
@@ -56,6 +57,7 @@ impl Limits<'_> {
         life: &Life,
         body: Body<'_>,
         last: Option<&LastProgress>,
+        operation: &Operation<'_>,
     ) -> Result<Value, Error> {
         loop {
             let transport = life.transport().await?;
@@ -84,6 +86,7 @@ impl Limits<'_> {
                 }
             };
             let request = if self.quiet { request.quiet() } else { request };
+            operation.sent(request.id());
             let outcome = if managed {
                 self.wait(request, Instant::now(), idle, reset, last).await
             } else {

@@ -19,6 +19,7 @@ use super::life::Life;
 use super::limits::{Body, LastProgress, Limits};
 use super::model::task_status::TaskStatus;
 use super::model::types::Progress;
+use super::telemetry::{in_span, Instruments, Operation};
 use super::wire::{input_required, into_object, with_meta, Protocol};
 
 pub(super) type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
@@ -328,6 +329,13 @@ pub(crate) struct Caller<'a> {
     pub(crate) inbound: &'a Inbound,
     pub(crate) inputs: &'a InputHandlers,
     pub(crate) protocol: Protocol<'a>,
+    /// The session's protocol version and the client's instruments.
+    pub(crate) version: &'a str,
+    pub(crate) telemetry: &'a Instruments,
+    /// The span this request is part of, when its caller made it (a tool
+    /// call's, which outlives the request when it becomes a task); else the
+    /// request makes its own.
+    pub(crate) within: Option<&'a Operation<'a>>,
 }
 
 impl Caller<'_> {
@@ -340,15 +348,42 @@ impl Caller<'_> {
         token: impl FnOnce() -> Value,
         method: &str,
         params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<Value, Error> {
+        if let Some(operation) = self.within {
+            return self.rounds(token, method, params, options, operation).await;
+        }
+        let operation = self
+            .telemetry
+            .operation(method, params.as_ref(), self.version);
+        let outcome = in_span!(
+            operation,
+            self.rounds(token, method, params, options, &operation)
+        );
+        operation.end(outcome.as_ref());
+        outcome
+    }
+
+    /// The call itself: sent, and sent again with the answers to the input
+    /// the server asks for.
+    async fn rounds(
+        self,
+        token: impl FnOnce() -> Value,
+        method: &str,
+        params: Option<Value>,
         mut options: CallOptions,
+        operation: &Operation<'_>,
     ) -> Result<Value, Error> {
         let Caller {
             life,
             inbound,
             inputs,
             protocol,
+            version,
+            ..
         } = self;
         let mut meta = options.meta.take().map(into_object).transpose()?;
+        operation.propagate(&mut meta, params.as_ref());
         // Only a call that follows its progress needs to hear of it; its token
         // is routed once, here or by its caller.
         // Unregistered however the call ends, drop included.
@@ -375,7 +410,12 @@ impl Caller<'_> {
         let Some(fields) = protocol.fields else {
             let params = with_meta(method, params, None, None, meta.as_ref())?;
             return limits
-                .send(life, Body::Whole(params.as_ref()), last.as_deref())
+                .send(
+                    life,
+                    Body::Whole(params.as_ref()),
+                    last.as_deref(),
+                    operation,
+                )
                 .await;
         };
         let members = protocol.members.as_deref().unwrap_or_default();
@@ -405,7 +445,20 @@ impl Caller<'_> {
             } else {
                 Body::Whole(params.as_ref())
             };
-            let result = limits.send(life, body, last.as_deref()).await?;
+            // A retry is a span of its own, under the call's.
+            let again = (round > 0).then(|| operation.retry(method, params.as_ref(), version));
+            let sent = limits
+                .send(
+                    life,
+                    body,
+                    last.as_deref(),
+                    again.as_ref().unwrap_or(operation),
+                )
+                .await;
+            if let Some(again) = again {
+                again.end(sent.as_ref());
+            }
+            let result = sent?;
             if !input_required(method, &result)? {
                 return Ok(result);
             }

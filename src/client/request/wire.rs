@@ -9,6 +9,7 @@ use crate::pending::{PendingRequest, RequestOptions};
 use crate::transport::Transport;
 
 use crate::client::subscription::ListenFilter;
+use crate::client::telemetry::Operation;
 
 /// What the client adds to every request: its era's fields and its default limit.
 #[derive(Debug, Default)]
@@ -74,12 +75,16 @@ pub(crate) fn send_listen(
     transport: &Transport,
     filter: &ListenFilter,
     protocol: &Protocol<'_>,
+    operation: Option<&Operation<'_>>,
 ) -> PendingRequest {
     let mut meta = protocol.fields.cloned().unwrap_or_default();
     if let Some(level) = &protocol.log_level {
         meta.insert(META_LOG_LEVEL.into(), level.clone());
     }
-    let params = serde_json::json!({ "notifications": filter.to_json(), "_meta": meta });
+    let mut params = serde_json::json!({ "notifications": filter.to_json(), "_meta": meta });
+    if let Some(operation) = operation {
+        operation.propagate_into(&mut params);
+    }
     transport.send_request_with(
         "subscriptions/listen",
         Some(params),

@@ -35,6 +35,7 @@ use super::model::types::{Implementation, LoggingLevel};
 use super::noise::Noise;
 use super::origin;
 use super::session::{handshake, Hello};
+use super::telemetry::Instruments;
 use super::wire::{send_listen, Protocol};
 
 /// The method of the item a [`Subscription`](super::Subscription) yields when
@@ -231,6 +232,8 @@ pub(crate) struct Again {
     pub(crate) protocol_version: String,
     /// The 2026-07-28 protocol fields, to ask for subscriptions again.
     pub(crate) meta: Option<Map<String, Value>>,
+    /// The client's instruments: a handshake again is a span too.
+    pub(crate) telemetry: Instruments,
 }
 
 /// What a supervisor is handed once its client is connected. Dropped
@@ -415,6 +418,7 @@ impl Again {
             probe_timeout: self.handshake_timeout,
             noise: &Noise::default(),
             deadline: None,
+            telemetry: &self.telemetry,
         };
         let session = handshake(transport, &hello, Some(&self.protocol_version)).await?;
         if session.protocol_version != self.protocol_version {
@@ -455,9 +459,9 @@ impl Again {
             log_level: log_level.map(|level| json!(level)),
             ..Protocol::default()
         };
-        inbound
-            .listeners
-            .reopen(&gap, |filter| send_listen(transport, filter, &protocol));
+        inbound.listeners.reopen(&gap, |filter| {
+            send_listen(transport, filter, &protocol, None)
+        });
         subscribed
             .into_iter()
             .map(|uri| {

@@ -28,6 +28,7 @@ use super::model::types::{CallToolResult, Progress, Tool};
 use super::request::{CallOptions, ProgressRoute};
 use super::subscription::ListenFilter;
 use super::tasks::{created_task, Following};
+use super::telemetry::in_span;
 use super::tools::cache::{Look, Version};
 #[cfg(feature = "validate")]
 use super::validation::{problems, Checked, Invalid, Validation};
@@ -308,19 +309,35 @@ impl Client {
                 params["task"] = json!({});
             }
         }
-        let result = self.request("tools/call", Some(params), options).await?;
-        let result: CallToolResult = match created_task(era, &result) {
-            Some(task) => {
-                let following = Following {
-                    on_task,
-                    limit: limit.map(|limit| (limit, started + limit)),
-                    cancel_on_drop: true,
-                };
-                let followed = self.follow_task(era, task, following).await;
-                self.named(followed)?
-            }
-            None => self.named(decode("tools/call", result))?,
+        // One span for the call, a task's polls under it.
+        let operation = self
+            .inner
+            .telemetry
+            .tool_call(name, &self.inner.session.protocol_version);
+        let sent = in_span!(
+            operation,
+            self.request_within("tools/call", Some(params), options, Some(&operation))
+        );
+        let called = match sent {
+            Err(error) => Err(error),
+            Ok(result) => match created_task(era, &result) {
+                Some(task) => {
+                    let following = Following {
+                        on_task,
+                        limit: limit.map(|limit| (limit, started + limit)),
+                        cancel_on_drop: true,
+                    };
+                    let followed = in_span!(operation, self.follow_task(era, task, following));
+                    self.named(followed)
+                }
+                None => self.named(decode::<CallToolResult>("tools/call", result)),
+            },
         };
+        operation.end_call(
+            called.as_ref().is_ok_and(|r| r.is_error),
+            called.as_ref().err(),
+        );
+        let result = called?;
         #[cfg(feature = "validate")]
         {
             let checked = self.check_result(name, &result).await;
