@@ -24,7 +24,7 @@ use super::model::types::{Implementation, ServerCapabilities};
 use super::request::{CallOptions, Caller};
 use super::session::Session;
 use super::subscription::Subscription;
-use super::telemetry::{Instruments, Operation};
+use super::telemetry::Instruments;
 use super::tools::cache::ToolCache;
 use super::tools::guard::Guard;
 use super::tools::ledger::ToolLedger;
@@ -382,29 +382,14 @@ impl Client {
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<Value, Error> {
-        self.request_within(method, params, options, None).await
-    }
-
-    /// [`request`](Self::request), as part of the span `within` when its
-    /// caller made one.
-    pub(super) async fn request_within(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        options: CallOptions,
-        within: Option<&Operation<'_>>,
-    ) -> Result<Value, Error> {
         if let Some(other) = params.as_ref().filter(|p| !p.is_object()) {
             return self.named(Err(Error::InvalidArguments(format!(
                 "the params of {method} must be a JSON object, not {}",
                 excerpt(other)
             ))));
         }
-        let caller = Caller {
-            within,
-            ..self.caller()
-        };
-        let outcome = caller
+        let outcome = self
+            .caller()
             .call(|| self.progress_token(), method, params, options)
             .await;
         self.named(outcome.map_err(explain_missing_capability))

@@ -533,6 +533,11 @@ mod imp {
     /// Nothing: the feature `opentelemetry` is off.
     pub(crate) struct Operation<'a>(PhantomData<&'a ()>);
 
+    impl Operation<'_> {
+        /// What a request without a span goes with.
+        pub(crate) const NONE: Operation<'static> = Operation(PhantomData);
+    }
+
     /// Never made: the feature `opentelemetry` is off.
     pub(crate) enum Attached {}
 

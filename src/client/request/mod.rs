@@ -19,7 +19,9 @@ use super::life::Life;
 use super::limits::{Body, LastProgress, Limits};
 use super::model::task_status::TaskStatus;
 use super::model::types::Progress;
-use super::telemetry::{in_span, Instruments, Operation};
+#[cfg(feature = "opentelemetry")]
+use super::telemetry::in_span;
+use super::telemetry::{Instruments, Operation};
 use super::wire::{input_required, into_object, with_meta, Protocol};
 
 pub(super) type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
@@ -329,23 +331,27 @@ pub(crate) struct Caller<'a> {
     pub(crate) inbound: &'a Inbound,
     pub(crate) inputs: &'a InputHandlers,
     pub(crate) protocol: Protocol<'a>,
-    /// The session's protocol version and the client's instruments.
+    /// The session's protocol version and the client's instruments (read
+    /// only with the feature `opentelemetry`).
     pub(crate) version: &'a str,
+    #[cfg_attr(not(feature = "opentelemetry"), allow(dead_code))]
     pub(crate) telemetry: &'a Instruments,
     /// The span this request is part of, when its caller made it (a tool
     /// call's, which outlives the request when it becomes a task); else the
     /// request makes its own.
+    #[cfg_attr(not(feature = "opentelemetry"), allow(dead_code))]
     pub(crate) within: Option<&'a Operation<'a>>,
 }
 
-impl Caller<'_> {
+impl<'a> Caller<'a> {
     /// Sends `method` with `params` as `options` say and waits for its
     /// result; in the 2026-07-28 era, answers the input the server asks for
     /// and retries. `token` makes the progress token of a call that follows
     /// its progress and has none routed yet.
-    pub(crate) async fn call(
+    #[cfg(feature = "opentelemetry")]
+    pub(crate) async fn call<T: FnOnce() -> Value>(
         self,
-        token: impl FnOnce() -> Value,
+        token: T,
         method: &str,
         params: Option<Value>,
         options: CallOptions,
@@ -364,11 +370,24 @@ impl Caller<'_> {
         outcome
     }
 
+    /// As with the feature; without it there is no span, and the rounds are
+    /// the call (no future around them).
+    #[cfg(not(feature = "opentelemetry"))]
+    pub(crate) fn call<'c, T: FnOnce() -> Value>(
+        self,
+        token: T,
+        method: &'c str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> impl std::future::Future<Output = Result<Value, Error>> + use<'a, 'c, T> {
+        self.rounds(token, method, params, options, &Operation::NONE)
+    }
+
     /// The call itself: sent, and sent again with the answers to the input
     /// the server asks for.
-    async fn rounds(
+    async fn rounds<T: FnOnce() -> Value>(
         self,
-        token: impl FnOnce() -> Value,
+        token: T,
         method: &str,
         params: Option<Value>,
         mut options: CallOptions,

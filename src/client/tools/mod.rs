@@ -25,14 +25,14 @@ use super::client::{excerpt, Client};
 use super::era::Era;
 use super::model::task_status::TaskSupport;
 use super::model::types::{CallToolResult, Progress, Tool};
-use super::request::{CallOptions, ProgressRoute};
+use super::request::{CallOptions, Caller, ProgressRoute};
 use super::subscription::ListenFilter;
 use super::tasks::{created_task, Following};
 use super::telemetry::in_span;
 use super::tools::cache::{Look, Version};
 #[cfg(feature = "validate")]
 use super::validation::{problems, Checked, Invalid, Validation};
-use super::wire::decode;
+use super::wire::{decode, explain_missing_capability};
 
 impl Client {
     /// The server's tools, from the list this client keeps: listed (every
@@ -314,10 +314,18 @@ impl Client {
             .inner
             .telemetry
             .tool_call(name, &self.inner.session.protocol_version);
-        let sent = in_span!(
-            operation,
-            self.request_within("tools/call", Some(params), options, Some(&operation))
+        let caller = Caller {
+            within: Some(&operation),
+            ..self.caller()
+        };
+        let request = caller.call(
+            || self.progress_token(),
+            "tools/call",
+            Some(params),
+            options,
         );
+        let sent = in_span!(operation, request);
+        let sent = self.named(sent.map_err(explain_missing_capability));
         let called = match sent {
             Err(error) => Err(error),
             Ok(result) => match created_task(era, &result) {
