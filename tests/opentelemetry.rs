@@ -24,7 +24,7 @@ use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMete
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
-use stdio_mcp::client::{CallOptions, Client, Era};
+use stdio_mcp::client::{CallOptions, Client, Era, ListenFilter};
 use stdio_mcp::{ErrorKind, ServerRequest};
 
 /// What every test reads: the finished spans and the exported metrics.
@@ -488,6 +488,43 @@ fn operations_and_sessions_are_measured_with_the_conventions_buckets() {
         }
         assert!(operation.is_some_and(|n| n >= 1), "{exported:#?}");
         assert!(session.is_some_and(|n| n >= 1), "{exported:#?}");
+    });
+}
+
+/// A 2026-07-28 connect is a `server/discover` span; a `listen` stream's
+/// `subscriptions/listen` span lasts until the server acknowledges it, and
+/// the server receives the trace context in that request too.
+#[test]
+fn a_modern_connect_and_a_listen_are_spans_named_by_their_method() {
+    futures::executor::block_on(async {
+        let (seen, trace) = traced("modern", async {
+            let client = Client::builder(peer(&["--discover", "modern"]))
+                .connect()
+                .await
+                .unwrap();
+            let updates = client
+                .listen(ListenFilter::new().tools_list_changed())
+                .await
+                .unwrap();
+            drop(updates);
+            let lines = common::received(&client.transport()).await;
+            client.close().await.unwrap();
+            lines
+                .into_iter()
+                .find(|l| l["method"] == "subscriptions/listen")
+                .expect("the listen request")
+        })
+        .await;
+        let discover = trace.one("server/discover");
+        assert_request(discover, "server/discover", "2026-07-28", trace.host_id);
+        let listen = trace.one("subscriptions/listen");
+        assert_request(listen, "subscriptions/listen", "2026-07-28", trace.host_id);
+        assert!(attribute(listen, "error.type").is_none(), "{listen:?}");
+        assert_eq!(
+            seen["params"]["_meta"]["traceparent"],
+            trace.traceparent_of(listen),
+            "{seen}"
+        );
     });
 }
 
