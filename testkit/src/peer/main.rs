@@ -115,6 +115,22 @@ fn main() {
                     .stdin(process::Stdio::null())
                     .stdout(process::Stdio::null())
                     .stderr(process::Stdio::null());
+                // Ignoring SIGTERM from its first instruction, not from when its
+                // main gets there: a SIGTERM to the group right after our exit
+                // must find it ignoring.
+                #[cfg(unix)]
+                {
+                    use std::os::unix::process::CommandExt;
+                    // SAFETY: only signal(2), which is async-signal-safe, runs
+                    // between fork and exec; an ignored signal stays ignored
+                    // across exec.
+                    unsafe {
+                        command.pre_exec(|| {
+                            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+                            Ok(())
+                        });
+                    }
+                }
             }
             command.spawn()
         });
