@@ -54,9 +54,10 @@ fn servers_start_at_once_and_one_failing_fails_nothing_else() {
     run(20, async {
         let started = Instant::now();
         let group = mixed().connect().await;
-        // As long as the slowest (its start timeout), not the sum.
+        // It waited for the slowest's start limit (that the starts are
+        // concurrent, not in turn, is the next test's).
         assert!(
-            started.elapsed() < Duration::from_millis(2500),
+            started.elapsed() >= Duration::from_millis(800),
             "{:?}",
             started.elapsed()
         );
@@ -84,6 +85,32 @@ fn servers_start_at_once_and_one_failing_fails_nothing_else() {
             .iter()
             .take(2)
             .all(|(_, s)| *s == ServerState::Closed));
+    });
+}
+
+/// Started in turn, `alpha` (first by name) would wait for ever for the file
+/// `beta` writes when it starts; started at once, both connect.
+#[test]
+fn servers_start_concurrently_not_in_turn() {
+    run(20, async {
+        let dir = std::env::temp_dir().join(format!("stdio-mcp-at-once-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let marker = dir.join("beta-started");
+        let _ = std::fs::remove_file(&marker);
+        let marker = marker.to_str().unwrap();
+        let group = Group::builder(config(&[
+            ("alpha", &["--wait-for", marker], json!({})),
+            ("beta", &["--log-start", marker], json!({})),
+        ]))
+        .client(|_, client: ClientBuilder| client.era(Era::Legacy))
+        .start_timeout(Duration::from_secs(15))
+        .connect()
+        .await;
+        let states = group.servers();
+        assert_eq!(states[0].1, ServerState::Ready(Era::Legacy), "{states:?}");
+        assert_eq!(states[1].1, ServerState::Ready(Era::Legacy), "{states:?}");
+        group.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
     });
 }
 

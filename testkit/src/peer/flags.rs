@@ -21,6 +21,8 @@ pub struct Flags {
     pub crash_on_restart: Option<String>,
     /// Append a line to this file at start (tests count the starts).
     pub log_start: Option<String>,
+    /// Reads nothing until this file exists.
+    pub wait_for: Option<String>,
     /// Wait this many milliseconds before reading (a slow start).
     pub start_delay: u64,
     /// Lines of noise written at start.
@@ -56,6 +58,7 @@ pub fn flags() -> Flags {
         crash_after: None,
         crash_on_restart: None,
         log_start: None,
+        wait_for: None,
         start_delay: 0,
         noise: 0,
         log_lines: None,
@@ -84,6 +87,7 @@ pub fn flags() -> Flags {
             "--crash-after" => f.crash_after = args.next().and_then(|s| s.parse().ok()),
             "--crash-on-restart" => f.crash_on_restart = args.next(),
             "--log-start" => f.log_start = args.next(),
+            "--wait-for" => f.wait_for = args.next(),
             "--tasks" => f.tasks = true,
             "--escape" => f.escape = true,
             "--job-at-start" => f.job_at_start = true,

@@ -28,6 +28,7 @@
 //! Without it the peer is a legacy server: `server/discover` is an unknown method.
 //! `--tasks` adds tools that run as tasks, in its era's wire (`tasks.rs`).
 //! `--log-lines FILE` appends each line it reads to FILE.
+//! `--wait-for FILE` reads nothing (answers nothing) until FILE exists.
 //! `--catalog TAG` adds prompts and resources (`catalog.rs`).
 //! `--tools-file PATH` lists the tools PATH holds, read at each listing
 //! (`tools_file.rs`).
@@ -136,6 +137,12 @@ fn main() {
         });
         if let Ok(child) = child {
             eprintln!("grandchild {}", child.id());
+        }
+    }
+    if let Some(path) = &flags.wait_for {
+        // Bounded by the watchdog above.
+        while !std::path::Path::new(path).exists() {
+            thread::sleep(Duration::from_millis(5));
         }
     }
     if let Some(marker) = &flags.crash_on_restart {
