@@ -36,6 +36,7 @@ mod imp {
     use opentelemetry::{global, Context, InstrumentationScope, KeyValue, StringValue};
     use serde_json::{Map, Value};
 
+    use crate::client::era::{LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};
     use crate::error::Error;
 
     /// The conventions' bucket boundaries for both histograms, in seconds.
@@ -146,16 +147,6 @@ mod imp {
             kind
         }
 
-        /// A request of the connect: the version it offers is the probe's
-        /// in `_meta` or the handshake's `protocolVersion`.
-        pub(crate) fn handshake(&self, method: &str, params: &Value) -> Operation<'_> {
-            let version = params["_meta"]["io.modelcontextprotocol/protocolVersion"]
-                .as_str()
-                .or_else(|| params["protocolVersion"].as_str())
-                .unwrap_or_default();
-            self.operation(method, Some(params), version)
-        }
-
         /// The session is over: recorded once, at the first close or at the
         /// client's end; `error` names how it ended if not by a close.
         pub(crate) fn session_ended(&self, version: &str, error: Option<&'static str>) {
@@ -177,8 +168,11 @@ mod imp {
 
     /// `text` as a static string when it is one of `known`: an attribute
     /// that costs no allocation.
-    fn interned(text: &str, known: &[&'static str]) -> Cow<'static, str> {
-        match known.iter().find(|k| **k == text) {
+    fn interned<'k>(
+        text: &str,
+        known: impl IntoIterator<Item = &'k &'static str>,
+    ) -> Cow<'static, str> {
+        match known.into_iter().find(|k| **k == text) {
             Some(known) => Cow::Borrowed(known),
             None => Cow::Owned(text.to_owned()),
         }
@@ -200,15 +194,6 @@ mod imp {
         "subscriptions/listen",
     ];
 
-    /// The protocol versions this crate speaks.
-    const VERSIONS: [&str; 5] = [
-        "2026-07-28",
-        "2025-11-25",
-        "2025-06-18",
-        "2025-03-26",
-        "2024-11-05",
-    ];
-
     /// The kinds of request a client keeps built (beyond, each request
     /// builds its own).
     const KINDS_KEPT: usize = 32;
@@ -227,7 +212,10 @@ mod imp {
         fn new(method: &str, target: Option<&str>, version: &str) -> Self {
             let method = interned(method, &METHODS);
             let target: Option<Arc<str>> = target.map(Arc::from);
-            let version = (!version.is_empty()).then(|| interned(version, &VERSIONS));
+            let versions = MODERN_PROTOCOL_VERSIONS
+                .iter()
+                .chain(&LEGACY_PROTOCOL_VERSIONS);
+            let version = (!version.is_empty()).then(|| interned(version, versions));
             let mut attributes = Vec::with_capacity(5);
             attributes.push(KeyValue::new("mcp.method.name", method.clone()));
             attributes.push(KeyValue::new("network.transport", "pipe"));
@@ -271,14 +259,14 @@ mod imp {
         version: &str,
     ) -> Operation<'a> {
         let mut begun = Operation {
-            context: parent,
-            recording: false,
+            span: None,
+            parent,
             kind: instruments.kind(method, target, version),
             began: Instant::now(),
             instruments,
         };
         let held = &instruments.0;
-        let Some(parent) = &begun.context else {
+        let Some(parent) = &begun.parent else {
             return begun;
         };
         let tracer = &held.tracer;
@@ -303,26 +291,27 @@ mod imp {
         if !span.span_context().is_valid() && !parent.has_active_span() {
             held.tracer_is_noop.store(true, Ordering::Relaxed);
         }
-        begun.recording = span.is_recording();
-        held.recording.store(begun.recording, Ordering::Relaxed);
-        if begun.recording {
+        let recording = span.is_recording();
+        held.recording.store(recording, Ordering::Relaxed);
+        if recording {
             let context = parent.with_span(span);
             if !full {
                 let span = context.span();
                 span.update_name(begun.kind.name());
                 span.set_attributes(begun.span_attributes(params));
             }
-            begun.context = Some(context);
+            begun.span = Some(context);
         }
         begun
     }
 
     /// One request's span and what its duration is recorded with.
     pub(crate) struct Operation<'a> {
-        /// The span's context; the caller's when the span records nothing,
-        /// `None` for the caller's current one (the tracer is a no-op).
-        context: Option<Context>,
-        recording: bool,
+        /// The context of this request's span, when it records.
+        span: Option<Context>,
+        /// The caller's context, kept unless the tracer is the no-op one
+        /// (then the current one is read where it is needed).
+        parent: Option<Context>,
         kind: Arc<Kind>,
         began: Instant,
         instruments: &'a Instruments,
@@ -348,10 +337,7 @@ mod imp {
         /// it sends (a task's polls) is a child of it; `None` when the span
         /// records nothing (the future then runs as it is, unwrapped).
         pub(crate) fn attached(&self) -> Option<Attached> {
-            self.context
-                .as_ref()
-                .filter(|_| self.recording)
-                .map(|context| Attached(context.clone()))
+            self.span.clone().map(Attached)
         }
 
         /// Writes the context into `meta` through the global propagator,
@@ -366,9 +352,11 @@ mod imp {
                 return;
             }
             let mut written = Written(Vec::new());
-            global::get_text_map_propagator(|p| match &self.context {
-                Some(context) => p.inject_context(context, &mut written),
-                None => Context::map_current(|context| p.inject_context(context, &mut written)),
+            global::get_text_map_propagator(|p| {
+                match self.span.as_ref().or(self.parent.as_ref()) {
+                    Some(context) => p.inject_context(context, &mut written),
+                    None => Context::map_current(|context| p.inject_context(context, &mut written)),
+                }
             });
             let own = params.and_then(|p| p.get("_meta"));
             for (key, value) in written.0 {
@@ -398,7 +386,7 @@ mod imp {
         /// The id the request went out with (the last, if sent again after a
         /// restart).
         pub(crate) fn sent(&self, id: u64) {
-            if let Some(context) = self.context.as_ref().filter(|_| self.recording) {
+            if let Some(context) = &self.span {
                 context
                     .span()
                     .set_attribute(KeyValue::new("jsonrpc.request.id", id.to_string()));
@@ -409,7 +397,7 @@ mod imp {
         /// of its own, a child of this one.
         pub(crate) fn retry(&self, method: &str, params: Option<&Value>, version: &str) -> Self {
             let target = self.kind.target.as_deref();
-            let parent = self.context.clone();
+            let parent = self.span.clone().or_else(|| self.parent.clone());
             begin(self.instruments, parent, method, target, params, version)
         }
 
@@ -425,11 +413,7 @@ mod imp {
         pub(crate) fn end_call(self, reported: bool, error: Option<&Error>) {
             let duration = self.began.elapsed().as_secs_f64();
             let operations = &self.instruments.0.operations;
-            let span = self
-                .context
-                .as_ref()
-                .filter(|_| self.recording)
-                .map(TraceContextExt::span);
+            let span = self.span.as_ref().map(TraceContextExt::span);
             let failed = match error {
                 Some(error) => Some(match error.rpc_error() {
                     Some(rpc) => (
@@ -518,11 +502,6 @@ mod imp {
 
         #[inline]
         pub(crate) fn tool_call(&self, _: &str, _: &str) -> Operation<'_> {
-            Operation(PhantomData)
-        }
-
-        #[inline]
-        pub(crate) fn handshake(&self, _: &str, _: &Value) -> Operation<'_> {
             Operation(PhantomData)
         }
 

@@ -87,7 +87,12 @@ impl Hello<'_> {
         let limit = self
             .deadline
             .map_or(limit, |at| limit.min(at.saturating_duration_since(now)));
-        let operation = self.telemetry.handshake(method, &params);
+        // The version it offers: the probe's in `_meta`, the handshake's as a field.
+        let offered = params["_meta"][META_VERSION]
+            .as_str()
+            .or_else(|| params["protocolVersion"].as_str())
+            .unwrap_or_default();
+        let operation = self.telemetry.operation(method, Some(&params), offered);
         let mut params = params;
         operation.propagate_into(&mut params);
         let options = RequestOptions::new().timeout(limit);
