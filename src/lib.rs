@@ -128,6 +128,7 @@ mod hook_panic;
 mod lock;
 mod message;
 mod pending;
+mod program_name;
 mod replace_file;
 mod route;
 pub mod sandbox;

@@ -6,6 +6,7 @@
 use std::fmt;
 
 use super::ServerConfig;
+use crate::program_name::program_name;
 
 /// What a launcher in an entry's command line fetches, and whether that is
 /// one exact version (or image digest). See [`ServerConfig::fetched`].
@@ -86,7 +87,7 @@ enum Kind {
 
 /// What the command line `program args` fetches, if it runs a launcher.
 pub(super) fn fetched(program: &str, args: &[String]) -> Option<Fetched> {
-    let name = program_name(program);
+    let name = program_name(program).to_ascii_lowercase();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     let (launcher, kind, rest) = match (name.as_str(), words.as_slice()) {
         ("npx" | "bunx" | "pnpx", rest) => (name.clone(), Kind::Npm, rest),
@@ -251,18 +252,6 @@ pub(super) fn fetched(program: &str, args: &[String]) -> Option<Fetched> {
         what: what.to_owned(),
         pinned,
     })
-}
-
-/// The program's name without folder or Windows extension (`npx.cmd` → `npx`).
-fn program_name(program: &str) -> String {
-    let base = program.rsplit(['/', '\\']).next().unwrap_or(program);
-    let lower = base.to_ascii_lowercase();
-    for extension in [".cmd", ".exe", ".bat", ".ps1"] {
-        if let Some(stem) = lower.strip_suffix(extension) {
-            return stem.to_owned();
-        }
-    }
-    lower
 }
 
 /// `name@1.2.3` or `@scope/name@1.2.3`: an exact version, not a tag or range.

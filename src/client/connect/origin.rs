@@ -4,7 +4,6 @@
 //! start failure worded for the config entry at fault.
 
 use std::ffi::OsStr;
-use std::path::Path;
 
 use serde_json::Value;
 
@@ -12,6 +11,7 @@ use crate::builder::{EnvChange, TransportBuilder};
 use crate::config::configured_name;
 use crate::driver::Driver;
 use crate::error::Error;
+use crate::program_name::program_name;
 use crate::transport::Transport;
 
 /// What a client calls the server `transport` starts in its errors: the
@@ -19,7 +19,7 @@ use crate::transport::Transport;
 pub(crate) fn server_name(transport: &TransportBuilder) -> String {
     match (configured_name(transport), transport.argv().first()) {
         (Some(name), _) => name.to_owned(),
-        (None, Some(program)) => program_name(program),
+        (None, Some(program)) => program_name(&program.to_string_lossy()).to_owned(),
         (None, None) => String::new(),
     }
 }
@@ -106,43 +106,10 @@ fn os_text(text: &OsStr) -> Value {
     }
 }
 
-/// A program as a person calls it: its file name without the folder or an
-/// executable extension (`npx` for `C:\\nodejs\\npx.cmd`).
-fn program_name(program: &OsStr) -> String {
-    let name = Path::new(program)
-        .file_name()
-        .unwrap_or(program)
-        .to_string_lossy();
-    let executable = [".exe", ".cmd", ".bat", ".com"].iter().find(|ext| {
-        name.len() > ext.len()
-            && name.is_char_boundary(name.len() - ext.len())
-            && name[name.len() - ext.len()..].eq_ignore_ascii_case(ext)
-    });
-    match executable {
-        Some(ext) => name[..name.len() - ext.len()].to_owned(),
-        None => name.into_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{command_key, program_name};
+    use super::command_key;
     use std::ffi::OsStr;
-
-    #[test]
-    fn a_program_is_named_by_its_file_name_without_an_executable_extension() {
-        assert_eq!(program_name(OsStr::new("npx")), "npx");
-        assert_eq!(
-            program_name(OsStr::new("/usr/bin/python3.11")),
-            "python3.11"
-        );
-        assert_eq!(program_name(OsStr::new("C:/nodejs/npx.CMD")), "npx");
-        assert_eq!(
-            program_name(OsStr::new("stdio-mcp-peer.exe")),
-            "stdio-mcp-peer"
-        );
-        assert_eq!(program_name(OsStr::new(".exe")), ".exe");
-    }
 
     #[test]
     fn a_command_key_is_json_of_everything_the_child_is_started_with() {
